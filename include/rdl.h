@@ -1,0 +1,11 @@
+/* rdl: Redis distributed locks for C. Umbrella header: include this one. */
+#ifndef RDL_H
+#define RDL_H
+
+#include "rdl/version.h"
+#include "rdl/common.h"
+#include "rdl/error.h"
+#include "rdl/client.h"
+#include "rdl/lock.h"
+
+#endif

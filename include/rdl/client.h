@@ -1,0 +1,180 @@
+/* rdl: the client. One client holds the connections to one Redis deployment
+ * (a server, later a cluster), one libuv loop, one watchdog and the pub/sub
+ * subscriptions that wake waiters. Lock objects are made from a client. */
+#ifndef RDL_CLIENT_H
+#define RDL_CLIENT_H
+
+#include "common.h"
+#include "error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rdl_client_s rdl_client_t;
+struct uv_loop_s;
+
+/**
+ * Creates a client, not yet connected. Configure it with the
+ * rdl_client_set_*() calls, then call rdl_client_connect().
+ *
+ * @param out  receives the client; set to NULL on failure.
+ * @return 0; RDL_EINVAL if out is NULL; RDL_ENOMEM.
+ *
+ * Thread safety: safe from any thread.
+ */
+RDL_API RDL_NODISCARD int rdl_client_new(rdl_client_t **out);
+
+/**
+ * Sets the server to use. Forms:
+ *   redis://[user[:password]@]host[:port][/db]   one server
+ * host is a name, an IPv4 address or a bracketed IPv6 address; port defaults
+ * to 6379 and db to 0. User and password may be percent-encoded. The default
+ * is redis://127.0.0.1:6379.
+ *
+ * @param url  NUL-terminated; copied.
+ * @return 0; RDL_EINVAL for a NULL or malformed URL (rdl_client_errmsg()
+ *         says what is wrong), or when called after rdl_client_connect();
+ *         RDL_ENOTSUP for a scheme this version does not support
+ *         (redis+cluster:// until cluster support lands); RDL_ENOMEM.
+ *
+ * Thread safety: configuration calls must not race with each other or with
+ * rdl_client_connect() on the same client.
+ */
+RDL_API int rdl_client_set_url(rdl_client_t *c, const char *url);
+
+/**
+ * Sets the prefix of every key and channel the client uses (default "rdl"):
+ * keys are "<prefix>:<kind>:{<name>}[:<suffix>]". 1..64 bytes without '{',
+ * '}' or whitespace.
+ *
+ * @return 0; RDL_EINVAL for a NULL or bad prefix or after connect;
+ *         RDL_ENOMEM.
+ * Thread safety: as rdl_client_set_url().
+ */
+RDL_API int rdl_client_set_prefix(rdl_client_t *c, const char *prefix);
+
+/**
+ * Sets the connect timeout (default 5000 ms) and the per-command timeout
+ * (default 3000 ms). A command without a reply after command_ms fails with
+ * RDL_ECMDTIMEOUT (outcome unknown) and its connection is re-established,
+ * since later replies on it can no longer be matched. Lock operations retry
+ * such failures with the same request id while their budget lasts, so a
+ * retry never counts twice.
+ *
+ * @param connect_ms  1..3600000.
+ * @param command_ms  1..3600000.
+ * @return 0; RDL_EINVAL for values out of range or after connect.
+ * Thread safety: as rdl_client_set_url().
+ */
+RDL_API int rdl_client_set_timeouts_ms(rdl_client_t *c, int64_t connect_ms,
+                                       int64_t command_ms);
+
+/**
+ * Sets the watchdog lease used by holds taken with RDL_LEASE_AUTO (default
+ * 30000 ms). In this version the lease is applied once at acquisition and
+ * not yet renewed: an RDL_LEASE_AUTO hold behaves as a fixed lease of this
+ * length. Renewal arrives with the watchdog.
+ *
+ * @param lease_ms  100..86400000.
+ * @return 0; RDL_EINVAL for a value out of range or after connect.
+ * Thread safety: as rdl_client_set_url().
+ */
+RDL_API int rdl_client_set_watchdog_ms(rdl_client_t *c, int64_t lease_ms);
+
+/**
+ * Runs the client on the caller's libuv loop instead of a thread of its own.
+ * Then rdl_client_connect() must be called on the thread that runs that
+ * loop, it returns at once (commands wait until the connection is ready, or
+ * fail with RDL_ECONNREFUSED after the connect timeout), async calls and
+ * their callbacks run on that thread, and blocking calls may be made only
+ * from other threads while the loop runs. The loop must keep running until
+ * rdl_client_close() has returned, and must not be closed before
+ * rdl_client_free().
+ *
+ * @return 0; RDL_EINVAL for NULL or after connect.
+ * Thread safety: as rdl_client_set_url().
+ */
+RDL_API int rdl_client_set_loop(rdl_client_t *c, struct uv_loop_s *loop);
+
+/**
+ * Connects. With the client's own loop (the default) it starts the loop
+ * thread and blocks until the command connection is ready (authenticated,
+ * database selected) or fails.
+ *
+ * @return 0; RDL_EINVAL if already connected; RDL_ECONNREFUSED (no server,
+ *         or none within the connect timeout); RDL_EAUTH (rejected
+ *         credentials); RDL_ESERVER (e.g. SELECT of a database the server
+ *         does not have); RDL_ENOMEM. rdl_client_errmsg() names the address
+ *         and the reason. After a failure the client may be configured and
+ *         connected again.
+ * Thread safety: not concurrently with other calls on the same client.
+ */
+RDL_API RDL_NODISCARD int rdl_client_connect(rdl_client_t *c);
+
+/**
+ * Closes the client: pending and waiting requests complete with
+ * RDL_ECLOSED, connections close, the loop thread is joined. Holds are not
+ * released: they expire by their leases (use rdl_lock_release() first for a
+ * prompt hand-off). Later calls on the client or its locks return
+ * RDL_ECLOSED. Closing twice is harmless.
+ *
+ * @return 0; RDL_EDEADLK when called from the client's loop thread with the
+ *         client's own loop (a callback cannot join its own thread).
+ * Thread safety: any thread but the loop thread; not concurrently with
+ * rdl_client_free().
+ */
+RDL_API int rdl_client_close(rdl_client_t *c);
+
+/**
+ * Closes the client if needed and frees it. Locks made from it must be freed
+ * first. NULL is fine.
+ * Thread safety: as rdl_client_close().
+ */
+RDL_API void rdl_client_free(rdl_client_t *c);
+
+/**
+ * Detail about the last error that a call on this client returned to the
+ * calling thread (for async calls: the last error passed to a callback on
+ * the loop thread), e.g. "connect 127.0.0.1:6390: connection refused".
+ * Empty string if there is none. Valid until the next call on this client
+ * from the same thread.
+ *
+ * Thread safety: safe from any thread; each thread sees its own errors.
+ */
+RDL_API const char *rdl_client_errmsg(const rdl_client_t *c);
+
+/**
+ * The client's random 128-bit id as 32 lowercase hex characters; owners are
+ * recorded in Redis as "<id>:<owner>".
+ * Thread safety: safe from any thread.
+ */
+RDL_API const char *rdl_client_id(const rdl_client_t *c);
+
+/** Counters of what a client did since it was created. */
+typedef struct rdl_client_stats_s {
+    uint64_t commands;     /**< commands written to servers */
+    uint64_t scripts;      /**< of which script calls (EVALSHA) */
+    uint64_t script_loads; /**< scripts (re)loaded after NOSCRIPT */
+    uint64_t messages;     /**< pub/sub messages received */
+    uint64_t subscribes;   /**< SUBSCRIBE commands sent */
+    uint64_t connects;     /**< connections established (first + re-) */
+    uint64_t cmd_timeouts; /**< commands that timed out */
+    uint64_t acquires;     /**< successful acquisitions */
+    uint64_t attempts;     /**< acquire script calls (tries) */
+    uint64_t wakeups;      /**< waiters woken by a message */
+} rdl_client_stats_t;
+
+/**
+ * Copies the client's counters.
+ * @return 0; RDL_EINVAL if c or out is NULL.
+ * Thread safety: safe from any thread (counters are read one by one, not
+ * as one snapshot).
+ */
+RDL_API int rdl_client_stats(const rdl_client_t *c, rdl_client_stats_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,209 @@
+/* rdl: locks. Every lock kind is an rdl_lock_t and is used through the calls
+ * below. This version provides the reentrant lock (rdl_lock_new).
+ *
+ * Guarantees and their limits, in plain words:
+ * - While a hold's lease runs, no other owner can acquire the lock, provided
+ *   the Redis server keeps its data (no failover to a replica that missed the
+ *   write, no restart without persistence).
+ * - A lease is not mutual exclusion against pauses: a holder stopped (GC,
+ *   SIGSTOP, swapping) past its lease keeps running afterwards while someone
+ *   else holds the lock. Fencing tokens are the answer: every acquisition
+ *   returns a 64-bit token strictly greater than every token issued before
+ *   for that name; have the protected resource reject writes carrying a token
+ *   smaller than the largest it has seen.
+ * - Waiting uses pub/sub wake-ups, and every sleep is capped by the holder's
+ *   remaining lease and the caller's wait budget, so a lost message or a
+ *   crashed holder costs at most one lease, never a hang. */
+#ifndef RDL_LOCK_H
+#define RDL_LOCK_H
+
+#include "client.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rdl_lock_s rdl_lock_t;
+
+/**
+ * Creates a reentrant exclusive lock named `name` (Redisson's RLock): one
+ * owner at a time; the owner may acquire it again, and must release it as
+ * many times as it acquired it. Creating the object talks to no server.
+ *
+ * @param c     a client (connected or not); must outlive the lock.
+ * @param name  1..1024 bytes, NUL-terminated; copied. Names that hold a
+ *              Redis Cluster hash tag ("{order:42}:stock") keep it, so
+ *              locks can share a slot on purpose; others are wrapped whole
+ *              ("{name}").
+ * @param out   receives the lock; NULL on failure.
+ * @return 0; RDL_EINVAL (NULL argument, empty or over-long name);
+ *         RDL_ECLOSED (closed client); RDL_ENOMEM.
+ * Thread safety: safe from any thread.
+ */
+RDL_API RDL_NODISCARD int rdl_lock_new(rdl_client_t *c, const char *name,
+                                       rdl_lock_t **out);
+
+/**
+ * Frees a lock object. Holds are not released (they expire by lease); no
+ * request on the lock may be pending. NULL is fine.
+ * Thread safety: not concurrently with other calls on the same lock.
+ */
+RDL_API void rdl_lock_free(rdl_lock_t *lock);
+
+/** The lock's name as given to its constructor. Thread safety: any thread. */
+RDL_API const char *rdl_lock_name(const rdl_lock_t *lock);
+
+/**
+ * Acquires the lock as rdl_owner_self(), blocking.
+ *
+ * @param wait_ms   0: one try; > 0: wait at most this long;
+ *                  RDL_WAIT_FOREVER: no limit.
+ * @param lease_ms  > 0: the hold expires after this long unless released;
+ *                  RDL_LEASE_AUTO: the watchdog lease (see
+ *                  rdl_client_set_watchdog_ms()). Re-entering refreshes the
+ *                  lease to the larger of what is left and lease_ms.
+ * @return 0 (held; see rdl_lock_fencing_token());
+ *         RDL_EBUSY (wait_ms 0 and another owner holds it);
+ *         RDL_ETIMEDOUT (wait budget spent);
+ *         RDL_EINVAL (NULL lock, wait_ms or lease_ms negative other than
+ *         the sentinels, lease_ms 0); RDL_EDEADLK (called on the client's
+ *         loop thread); RDL_ECLOSED; RDL_ECONNLOST or RDL_ECMDTIMEOUT (the
+ *         outcome stayed unknown after retries; a hold taken would expire by
+ *         its lease); any infrastructure code. Nothing is written to Redis
+ *         for invalid input.
+ * Thread safety: safe from any thread but the client's loop thread.
+ */
+RDL_API RDL_NODISCARD int rdl_lock_acquire(rdl_lock_t *lock, int64_t wait_ms,
+                                           int64_t lease_ms);
+
+/**
+ * Releases one level of the calling thread's hold (rdl_owner_self()).
+ *
+ * @return 0; RDL_ENOTHELD (this owner holds nothing here; nothing changed);
+ *         RDL_ELOST (this owner held it, but the hold ended first: its lease
+ *         expired, or it was force-released); RDL_EINVAL; RDL_EDEADLK;
+ *         RDL_ECLOSED; infrastructure codes.
+ * Thread safety: safe from any thread but the client's loop thread.
+ */
+RDL_API RDL_NODISCARD int rdl_lock_release(rdl_lock_t *lock);
+
+/**
+ * Frees the lock whoever holds it, whatever its hold count, and wakes
+ * waiters. For operators and recovery, not for normal use.
+ *
+ * @return 0 (it was held and is now free); RDL_ENOTHELD (it was free);
+ *         RDL_EINVAL; RDL_EDEADLK; RDL_ECLOSED; infrastructure codes.
+ * Thread safety: safe from any thread but the client's loop thread.
+ */
+RDL_API int rdl_lock_force_release(rdl_lock_t *lock);
+
+/** As rdl_lock_acquire(), for an explicit owner. */
+RDL_API RDL_NODISCARD int rdl_lock_acquire_as(rdl_lock_t *lock,
+                                              rdl_owner_t owner,
+                                              int64_t wait_ms,
+                                              int64_t lease_ms);
+
+/** As rdl_lock_release(), for an explicit owner. */
+RDL_API RDL_NODISCARD int rdl_lock_release_as(rdl_lock_t *lock,
+                                              rdl_owner_t owner);
+
+/**
+ * The fencing token of the owner's current hold as this client knows it;
+ * 0 if the owner holds none. Reads local state only (no round trip).
+ * Re-entering a hold keeps its token.
+ * Thread safety: safe from any thread.
+ */
+RDL_API uint64_t rdl_lock_fencing_token(const rdl_lock_t *lock,
+                                        rdl_owner_t owner);
+
+/** What rdl_lock_info() reports. */
+typedef struct rdl_lock_info_s {
+    int locked;             /**< held by anyone */
+    int held_by_owner;      /**< held by the owner asked about */
+    uint32_t hold_count;    /**< that owner's reentrant count */
+    uint32_t holders;       /**< owners holding it (0 or 1 here) */
+    uint32_t waiters;       /**< queued waiters (fair lock), else 0 */
+    int64_t ttl_ms;         /**< remaining lease; -2 if not locked */
+    uint64_t fencing_token; /**< latest token issued for this name, 0 if
+                                 none is remembered */
+} rdl_lock_info_t;
+
+/**
+ * Reads the lock's state from Redis in one round trip (from the master).
+ *
+ * @param owner  the owner asked about for held_by_owner and hold_count.
+ * @return 0; RDL_EINVAL; RDL_EDEADLK; RDL_ECLOSED; infrastructure codes.
+ * Thread safety: safe from any thread but the client's loop thread.
+ */
+RDL_API int rdl_lock_info(rdl_lock_t *lock, rdl_owner_t owner,
+                          rdl_lock_info_t *out);
+
+/* ---- Async (libuv style) ----------------------------------------------- */
+
+typedef struct rdl_req_s rdl_req_t;
+
+/** Completion callback: status is 0 or a negative RDL_E* code. */
+typedef void (*rdl_req_cb)(rdl_req_t *req, int status);
+
+/**
+ * A request, owned by the caller, who must keep it alive and unchanged
+ * until its callback has run. Initialise it with zeros or reuse it after its
+ * callback.
+ */
+struct rdl_req_s {
+    void *data;             /**< user data, untouched by rdl */
+    rdl_lock_t *lock;       /**< read-only: the lock the request is for */
+    uint64_t fencing_token; /**< set on a successful acquire */
+    /* Private: */
+    void *internal;
+};
+
+/**
+ * Starts an acquisition for `owner`; the result arrives in cb.
+ *
+ * Callback contract: if this call returns < 0 the callback is never called;
+ * otherwise it is called exactly once, on the loop thread, never from
+ * inside this call, with 0 (req->fencing_token is set), or the codes of
+ * rdl_lock_acquire(), or RDL_ECANCELED after rdl_req_cancel(), or
+ * RDL_ECLOSED when the client closes first.
+ *
+ * @return 0 (started); RDL_EINVAL (bad arguments as for
+ *         rdl_lock_acquire(), or req already pending); RDL_ECLOSED;
+ *         RDL_ENOMEM.
+ * Thread safety: only on the client's loop thread.
+ */
+RDL_API RDL_NODISCARD int rdl_lock_acquire_async(rdl_req_t *req,
+                                                 rdl_lock_t *lock,
+                                                 rdl_owner_t owner,
+                                                 int64_t wait_ms,
+                                                 int64_t lease_ms,
+                                                 rdl_req_cb cb);
+
+/**
+ * Starts a release of one level of `owner`'s hold; codes as
+ * rdl_lock_release(). Callback contract as rdl_lock_acquire_async().
+ * Thread safety: only on the client's loop thread.
+ */
+RDL_API RDL_NODISCARD int rdl_lock_release_async(rdl_req_t *req,
+                                                 rdl_lock_t *lock,
+                                                 rdl_owner_t owner,
+                                                 rdl_req_cb cb);
+
+/**
+ * Cancels a pending request. A waiting acquisition stops waiting, leaves no
+ * trace in Redis, and its callback gets RDL_ECANCELED; if the lock was
+ * granted by a reply still in flight, the hold is released first, so a
+ * cancelled acquisition never leaves a lock held. A request whose outcome is
+ * already decided completes with that outcome.
+ *
+ * @return 0 (the callback will report RDL_ECANCELED or the decided
+ *         outcome); RDL_EINVAL (NULL, or the request is not pending).
+ * Thread safety: only on the client's loop thread.
+ */
+RDL_API int rdl_req_cancel(rdl_req_t *req);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
