@@ -83,7 +83,7 @@ int rdl__hash_tag(const char *s, size_t len, size_t *off, size_t *taglen);
 char *rdl__key(const char *prefix, const char *kind, const char *name,
                const char *suffix);
 
-/* ---- scripts (generated from scripts/*.lua at build time) -------------- */
+/* ---- scripts (generated from scripts/<kind>_<op>.lua at build time) ----- */
 
 typedef struct rdl__script {
     const char *name; /* file name without .lua */
@@ -142,8 +142,11 @@ struct rdl_client_s {
     rdl__queue active;     /* rdl__active, loop thread only */
     unsigned open_handles; /* loop thread only */
     uv_sem_t closed_sem;   /* posted when every handle is closed */
+    int closer_waiting;    /* a thread waits on closed_sem */
+    int free_pending;      /* free when the last handle is closed */
     uv_sem_t ready_sem;    /* posted when the first connect settles */
-    int connect_status;
+    int connect_status;    /* 1 while the first connect is pending */
+    char connect_msg[256]; /* why the first connect failed */
     rdl__conn *cmd;
     rdl__hub *hub;
     uint64_t seq; /* request ids; loop thread only */
@@ -173,7 +176,7 @@ void rdl__client_owner(const rdl_client_t *c, rdl_owner_t owner,
 rdl__conn *rdl__client_route(rdl_client_t *c, const char *key);
 /* Handle accounting, so close knows when everything is closed. */
 void rdl__client_handle_opened(rdl_client_t *c);
-void rdl__client_handle_closed(uv_handle_t *h); /* h->data must be client */
+void rdl__client_handle_closed(rdl_client_t *c);
 void rdl__client_active_add(rdl_client_t *c, rdl__active *a);
 void rdl__client_active_remove(rdl__active *a);
 /* Monotonic milliseconds. Any thread. */
@@ -260,7 +263,10 @@ struct rdl__waiter {
 #define RDL__MSG_WAKE_ALL "1" /* wake every waiter */
 
 rdl__hub *rdl__hub_new(rdl_client_t *c);
-void rdl__hub_free(rdl__hub *h); /* on close; waiters must be gone */
+/* Shutdown: closes the subscriber connection, then (once waiters are
+ * gone) frees the hub. */
+void rdl__hub_close(rdl__hub *h);
+void rdl__hub_free(rdl__hub *h);
 /* Adds w to the channel's waiters, subscribing if needed. Returns 1 if the
  * subscription is already confirmed, 0 if RDL__WAKE_SUBSCRIBED will follow,
  * or RDL_ENOMEM. w starts busy (not sleeping). */

@@ -1,0 +1,39 @@
+-- lock_release: releases one level of an owner's hold.
+--
+-- KEYS[1]  hold   hash, as in lock_acquire
+-- KEYS[2]  fence  hash, as in lock_acquire
+-- ARGV[1]  owner string
+-- ARGV[2]  request id; a retry sends the same id
+-- ARGV[3]  publish command: "publish" or "spublish"
+-- ARGV[4]  channel of the lock
+-- ARGV[5]  retention of the fence key, in ms
+--
+-- Replies  {1, count}  released one level; count levels remain (0: freed,
+--                      and one wake-one message was published)
+--          {0}         the owner does not hold the lock (nothing changed)
+--
+-- A retry of an applied request returns the same result instead of
+-- releasing again: the hold remembers the last request id, and the fence
+-- key remembers the release that freed the lock.
+local h = redis.call('HMGET', KEYS[1], 'o', 'n', 'r')
+
+if h[1] ~= ARGV[1] then
+    if redis.call('HGET', KEYS[2], 'r') == ARGV[2] then
+        return {1, 0}
+    end
+    return {0}
+end
+if h[3] == ARGV[2] then
+    return {1, tonumber(h[2])}
+end
+
+local n = tonumber(h[2]) - 1
+if n > 0 then
+    redis.call('HSET', KEYS[1], 'n', n, 'r', ARGV[2])
+    return {1, n}
+end
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[2], 'r', ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[5])
+redis.call(ARGV[3], ARGV[4], '0')
+return {1, 0}

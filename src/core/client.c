@@ -1,0 +1,493 @@
+/* The client: configuration, the loop (a thread of its own or the
+ * caller's), tasks posted to the loop from other threads, and an orderly
+ * shutdown that completes everything pending with RDL_ECLOSED. */
+#include <stdio.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "internal.h"
+
+#define DEFAULT_CONNECT_MS 5000
+#define DEFAULT_COMMAND_MS 3000
+#define DEFAULT_WATCHDOG_MS 30000
+
+uint64_t rdl__now_ms(void)
+{
+    return uv_hrtime() / 1000000u;
+}
+
+int rdl_client_new(rdl_client_t **out)
+{
+    rdl_client_t *c;
+    unsigned char raw[16];
+
+    if (out == NULL)
+        return RDL_EINVAL;
+    *out = NULL;
+    if (sodium_init() < 0)
+        return RDL_ENOMEM;
+    c = rdl__calloc(1, sizeof(*c));
+    if (c == NULL)
+        return RDL_ENOMEM;
+    c->url.host = rdl__strdup("127.0.0.1");
+    c->url.port = 6379;
+    c->prefix = rdl__strdup("rdl");
+    if (c->url.host == NULL || c->prefix == NULL ||
+        uv_mutex_init(&c->mu) != 0) {
+        rdl__url_clear(&c->url);
+        rdl__free(c->prefix);
+        rdl__free(c);
+        return RDL_ENOMEM;
+    }
+    if (uv_sem_init(&c->ready_sem, 0) != 0) {
+        uv_mutex_destroy(&c->mu);
+        rdl__url_clear(&c->url);
+        rdl__free(c->prefix);
+        rdl__free(c);
+        return RDL_ENOMEM;
+    }
+    if (uv_sem_init(&c->closed_sem, 0) != 0) {
+        uv_sem_destroy(&c->ready_sem);
+        uv_mutex_destroy(&c->mu);
+        rdl__url_clear(&c->url);
+        rdl__free(c->prefix);
+        rdl__free(c);
+        return RDL_ENOMEM;
+    }
+    c->connect_ms = DEFAULT_CONNECT_MS;
+    c->command_ms = DEFAULT_COMMAND_MS;
+    c->watchdog_ms = DEFAULT_WATCHDOG_MS;
+    randombytes_buf(raw, sizeof(raw));
+    sodium_bin2hex(c->id, sizeof(c->id), raw, sizeof(raw));
+    rdl__queue_init(&c->tasks);
+    rdl__queue_init(&c->active);
+    c->state = RDL__CLIENT_NEW;
+    *out = c;
+    return 0;
+}
+
+/* Configuration may change only before connect. */
+static int configurable(rdl_client_t *c)
+{
+    if (c == NULL)
+        return RDL_EINVAL;
+    if (c->state != RDL__CLIENT_NEW) {
+        rdl__errmsg_set(c, "the client is already connected");
+        return RDL_EINVAL;
+    }
+    return 0;
+}
+
+int rdl_client_set_url(rdl_client_t *c, const char *url)
+{
+    char err[200];
+    rdl__url u;
+    int rc = configurable(c);
+    if (rc != 0)
+        return rc;
+    rc = rdl__url_parse(url, &u, err, sizeof(err));
+    if (rc != 0) {
+        rdl__errmsg_set(c, "%s", err);
+        return rc;
+    }
+    rdl__url_clear(&c->url);
+    c->url = u;
+    return 0;
+}
+
+int rdl_client_set_prefix(rdl_client_t *c, const char *prefix)
+{
+    char *p;
+    int rc = configurable(c);
+    if (rc != 0)
+        return rc;
+    if (rdl__prefix_check(prefix) != 0) {
+        rdl__errmsg_set(c, "a prefix is 1..%d bytes without braces or "
+                           "whitespace",
+                        RDL__PREFIX_MAX);
+        return RDL_EINVAL;
+    }
+    p = rdl__strdup(prefix);
+    if (p == NULL)
+        return RDL_ENOMEM;
+    rdl__free(c->prefix);
+    c->prefix = p;
+    return 0;
+}
+
+static int in_range(rdl_client_t *c, const char *what, int64_t v, int64_t lo,
+                    int64_t hi)
+{
+    if (v >= lo && v <= hi)
+        return 1;
+    rdl__errmsg_set(c, "%s of %lld ms is outside %lld..%lld", what,
+                    (long long)v, (long long)lo, (long long)hi);
+    return 0;
+}
+
+int rdl_client_set_timeouts_ms(rdl_client_t *c, int64_t connect_ms,
+                               int64_t command_ms)
+{
+    int rc = configurable(c);
+    if (rc != 0)
+        return rc;
+    if (!in_range(c, "connect timeout", connect_ms, 1, 3600000) ||
+        !in_range(c, "command timeout", command_ms, 1, 3600000))
+        return RDL_EINVAL;
+    c->connect_ms = connect_ms;
+    c->command_ms = command_ms;
+    return 0;
+}
+
+int rdl_client_set_watchdog_ms(rdl_client_t *c, int64_t lease_ms)
+{
+    int rc = configurable(c);
+    if (rc != 0)
+        return rc;
+    if (!in_range(c, "watchdog lease", lease_ms, 100, 86400000))
+        return RDL_EINVAL;
+    c->watchdog_ms = lease_ms;
+    return 0;
+}
+
+int rdl_client_set_loop(rdl_client_t *c, struct uv_loop_s *loop)
+{
+    int rc = configurable(c);
+    if (rc != 0)
+        return rc;
+    if (loop == NULL)
+        return RDL_EINVAL;
+    c->user_loop = loop;
+    return 0;
+}
+
+const char *rdl_client_id(const rdl_client_t *c)
+{
+    return c != NULL ? c->id : "";
+}
+
+int rdl_client_stats(const rdl_client_t *c, rdl_client_stats_t *out)
+{
+    const uint64_t *src;
+    uint64_t *dst;
+    size_t i;
+    if (c == NULL || out == NULL)
+        return RDL_EINVAL;
+    /* The struct is all uint64_t counters. */
+    src = (const uint64_t *)&c->stats;
+    dst = (uint64_t *)out;
+    for (i = 0; i < sizeof(*out) / sizeof(uint64_t); i++)
+        dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+    return 0;
+}
+
+/* ---- helpers for the other modules --------------------------------------- */
+
+int rdl__client_on_loop(const rdl_client_t *c)
+{
+    uv_thread_t self = uv_thread_self();
+    return c->loop != NULL && uv_thread_equal(&self, &c->loop_tid);
+}
+
+int rdl__client_check_async(const rdl_client_t *c)
+{
+    if (c->state != RDL__CLIENT_RUNNING)
+        return RDL_ECLOSED;
+    if (!rdl__client_on_loop(c)) {
+        rdl__errmsg_set(c, "async calls must be made on the client's loop "
+                           "thread");
+        return RDL_EINVAL;
+    }
+    return 0;
+}
+
+void rdl__client_reqid(rdl_client_t *c, char out[64])
+{
+    snprintf(out, 64, "%s:%llx", c->id, (unsigned long long)++c->seq);
+}
+
+void rdl__client_owner(const rdl_client_t *c, rdl_owner_t owner, char out[64])
+{
+    snprintf(out, 64, "%s:%llu", c->id, (unsigned long long)owner);
+}
+
+rdl__conn *rdl__client_route(rdl_client_t *c, const char *key)
+{
+    (void)key; /* one server: one connection */
+    return c->cmd;
+}
+
+void rdl__client_active_add(rdl_client_t *c, rdl__active *a)
+{
+    rdl__queue_insert_tail(&c->active, &a->node);
+}
+
+void rdl__client_active_remove(rdl__active *a)
+{
+    if (rdl__queue_linked(&a->node))
+        rdl__queue_remove(&a->node);
+}
+
+void rdl__client_handle_opened(rdl_client_t *c)
+{
+    c->open_handles++;
+}
+
+static void destroy(rdl_client_t *c);
+
+void rdl__client_handle_closed(rdl_client_t *c)
+{
+    if (--c->open_handles != 0)
+        return;
+    if (c->free_pending)
+        destroy(c); /* rdl_client_free() ran before the loop caught up */
+    else if (c->closer_waiting)
+        uv_sem_post(&c->closed_sem);
+}
+
+/* ---- tasks -------------------------------------------------------------- */
+
+int rdl__client_post(rdl_client_t *c, rdl__task *t)
+{
+    int rc = 0;
+    uv_mutex_lock(&c->mu);
+    if (c->state != RDL__CLIENT_RUNNING) {
+        rc = RDL_ECLOSED;
+    } else {
+        rdl__queue_insert_tail(&c->tasks, &t->node);
+        /* Sent under the lock, so shutdown cannot close the handle between
+         * the insertion and the send. */
+        uv_async_send(&c->wake);
+    }
+    uv_mutex_unlock(&c->mu);
+    return rc;
+}
+
+static void run_tasks(rdl_client_t *c, int status)
+{
+    rdl__queue q;
+    rdl__task *t;
+    rdl__queue_init(&q);
+    uv_mutex_lock(&c->mu);
+    rdl__queue_move(&c->tasks, &q);
+    uv_mutex_unlock(&c->mu);
+    while (!rdl__queue_empty(&q)) {
+        t = RDL_CONTAINER_OF(rdl__queue_head(&q), rdl__task, node);
+        rdl__queue_remove(&t->node);
+        t->run(t, status);
+    }
+}
+
+/* ---- connect and shutdown ------------------------------------------------- */
+
+static void on_wake_closed(uv_handle_t *h)
+{
+    rdl__client_handle_closed(h->data);
+}
+
+/* Loop thread: ends everything, in an order that lets each layer see its
+ * commands fail before it is torn down. */
+static void shutdown_loop(rdl_client_t *c)
+{
+    rdl__active *a;
+    run_tasks(c, RDL_ECLOSED);
+    rdl__conn_close(c->cmd);
+    c->cmd = NULL;
+    rdl__hub_close(c->hub);
+    while (!rdl__queue_empty(&c->active)) {
+        a = RDL_CONTAINER_OF(rdl__queue_head(&c->active), rdl__active, node);
+        rdl__queue_remove(&a->node);
+        a->abort(a);
+    }
+    rdl__hub_free(c->hub);
+    c->hub = NULL;
+    uv_close((uv_handle_t *)&c->wake, on_wake_closed);
+}
+
+static void on_wake(uv_async_t *h)
+{
+    rdl_client_t *c = h->data;
+    if (c->state == RDL__CLIENT_CLOSING)
+        shutdown_loop(c);
+    else
+        run_tasks(c, 0);
+}
+
+static void on_cmd_ready(rdl__conn *cn, void *data)
+{
+    rdl_client_t *c = data;
+    (void)cn;
+    if (c->connect_status == 1) {
+        c->connect_status = 0;
+        if (c->user_loop == NULL)
+            uv_sem_post(&c->ready_sem);
+    }
+}
+
+static void on_cmd_down(rdl__conn *cn, int status, void *data)
+{
+    rdl_client_t *c = data;
+    (void)cn;
+    if (c->connect_status == 1 && c->user_loop == NULL) {
+        /* The first attempt failed: rdl_client_connect() reports it. */
+        c->connect_status = status;
+        snprintf(c->connect_msg, sizeof(c->connect_msg), "%s",
+                 rdl__errmsg_get(c));
+        uv_sem_post(&c->ready_sem);
+    }
+}
+
+static const rdl__conn_events cmd_events = {on_cmd_ready, on_cmd_down, NULL};
+
+static void loop_main(void *arg)
+{
+    rdl_client_t *c = arg;
+    c->loop_tid = uv_thread_self();
+    uv_run(c->loop, UV_RUN_DEFAULT);
+}
+
+/* Any thread but the loop's: stops the loop side and waits for it. The
+ * state is CLOSING when this is called. */
+static void stop(rdl_client_t *c)
+{
+    c->closer_waiting = c->user_loop != NULL;
+    uv_mutex_lock(&c->mu);
+    uv_async_send(&c->wake);
+    uv_mutex_unlock(&c->mu);
+    if (c->user_loop == NULL) {
+        uv_thread_join(&c->thread);
+        uv_loop_close(&c->own_loop);
+    } else {
+        uv_sem_wait(&c->closed_sem);
+    }
+    c->closer_waiting = 0;
+    c->loop = NULL;
+}
+
+static void set_state(rdl_client_t *c, int state)
+{
+    uv_mutex_lock(&c->mu);
+    c->state = state;
+    uv_mutex_unlock(&c->mu);
+}
+
+int rdl_client_connect(rdl_client_t *c)
+{
+    int rc;
+    if (c == NULL)
+        return RDL_EINVAL;
+    if (c->state != RDL__CLIENT_NEW) {
+        rdl__errmsg_set(c, c->state == RDL__CLIENT_RUNNING
+                               ? "the client is already connected"
+                               : "the client is closed");
+        return c->state == RDL__CLIENT_RUNNING ? RDL_EINVAL : RDL_ECLOSED;
+    }
+    if (c->open_handles != 0) {
+        rdl__errmsg_set(c, "the previous connection is still closing");
+        return RDL_EINVAL;
+    }
+    if (c->user_loop != NULL) {
+        c->loop = c->user_loop;
+        c->loop_tid = uv_thread_self();
+    } else {
+        if (uv_loop_init(&c->own_loop) != 0)
+            return RDL_ENOMEM;
+        c->loop = &c->own_loop;
+    }
+    c->open_handles = 0;
+    uv_async_init(c->loop, &c->wake, on_wake);
+    c->wake.data = c;
+    rdl__client_handle_opened(c);
+    c->hub = rdl__hub_new(c);
+    c->cmd = rdl__conn_new(c, RDL__CONN_CMD, c->url.host, c->url.port,
+                           &cmd_events, c);
+    c->connect_status = 1; /* pending */
+    set_state(c, RDL__CLIENT_RUNNING);
+    if (c->hub == NULL || c->cmd == NULL) {
+        rc = RDL_ENOMEM;
+        goto fail;
+    }
+    rdl__conn_start(c->cmd);
+    if (c->user_loop != NULL)
+        return 0;
+    if (uv_thread_create(&c->thread, loop_main, c) != 0) {
+        rc = RDL_ENOMEM;
+        goto fail_no_thread;
+    }
+    uv_sem_wait(&c->ready_sem);
+    if (c->connect_status == 0)
+        return 0;
+    rc = c->connect_status;
+    set_state(c, RDL__CLIENT_CLOSING);
+    stop(c);
+    rdl__errmsg_set(c, "%s", c->connect_msg);
+    set_state(c, RDL__CLIENT_NEW);
+    return rc;
+
+fail_no_thread:
+    /* Run the shutdown on this thread: the loop has no other. */
+    set_state(c, RDL__CLIENT_CLOSING);
+    shutdown_loop(c);
+    uv_run(c->loop, UV_RUN_DEFAULT);
+    uv_loop_close(&c->own_loop);
+    c->loop = NULL;
+    set_state(c, RDL__CLIENT_NEW);
+    return rc;
+fail:
+    set_state(c, RDL__CLIENT_CLOSING);
+    if (c->user_loop != NULL) {
+        /* The caller's loop finishes closing the handles. */
+        shutdown_loop(c);
+        set_state(c, RDL__CLIENT_NEW);
+        return rc;
+    }
+    goto fail_no_thread;
+}
+
+int rdl_client_close(rdl_client_t *c)
+{
+    if (c == NULL)
+        return RDL_EINVAL;
+    if (c->state != RDL__CLIENT_RUNNING)
+        return 0;
+    if (rdl__client_on_loop(c)) {
+        /* A thread cannot join itself; on the caller's loop the shutdown
+         * runs inline and the loop closes the handles afterwards. */
+        if (c->user_loop == NULL) {
+            rdl__errmsg_set(c, "rdl_client_close() on the client's own "
+                               "loop thread");
+            return RDL_EDEADLK;
+        }
+        set_state(c, RDL__CLIENT_CLOSING);
+        shutdown_loop(c);
+        set_state(c, RDL__CLIENT_CLOSED);
+        return 0;
+    }
+    set_state(c, RDL__CLIENT_CLOSING);
+    stop(c);
+    set_state(c, RDL__CLIENT_CLOSED);
+    return 0;
+}
+
+static void destroy(rdl_client_t *c)
+{
+    uv_sem_destroy(&c->ready_sem);
+    uv_sem_destroy(&c->closed_sem);
+    uv_mutex_destroy(&c->mu);
+    rdl__url_clear(&c->url);
+    rdl__free(c->prefix);
+    rdl__free(c);
+}
+
+void rdl_client_free(rdl_client_t *c)
+{
+    if (c == NULL)
+        return;
+    if (rdl_client_close(c) != 0)
+        return; /* own loop thread: cannot free itself; see the header */
+    if (c->open_handles != 0)
+        c->free_pending = 1; /* the caller's loop finishes the close */
+    else
+        destroy(c);
+}

@@ -1,0 +1,710 @@
+/* One TCP connection to one Redis node, on libuv, with hiredis as the codec
+ * only (DESIGN §4).
+ *
+ * Commands wait in `unsent` until the connection is ready, then move to
+ * `sent`, whose order is the order of the replies. Everything written in one
+ * loop iteration leaves in one uv_write (the flusher is a uv_prepare_t that
+ * runs just before the loop polls): pipelining without a round trip of
+ * latency. One timer watches the oldest command: a written command without a
+ * reply after the command timeout fails with RDL_ECMDTIMEOUT, and the
+ * connection is re-established, because later replies on it could no longer
+ * be matched. A command that was never written and times out fails with
+ * RDL_ECONNREFUSED: its outcome is known.
+ *
+ * A drop fails every written command with RDL_ECONNLOST (outcome unknown)
+ * and reconnects with exponential backoff and jitter; a new connection runs
+ * the handshake (AUTH, SELECT, CLIENT SETNAME) before any queued command. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "internal.h"
+
+#define READ_BUF_SIZE (64 * 1024)
+#define BACKOFF_BASE_MS 25
+#define BACKOFF_MAX_MS 1000
+
+enum conn_state { IDLE, RESOLVING, CONNECTING, HANDSHAKE, READY, BACKOFF,
+                  CLOSED };
+
+typedef struct cmd {
+    rdl__queue node;
+    rdl__reply_fn fn;
+    void *data;
+    int handshake; /* dropped silently when the attempt fails */
+    uint64_t deadline; /* monotonic ms */
+    char *buf;         /* the encoded command while unsent */
+    size_t len;
+} cmd;
+
+/* A socket lives for one connection attempt; it is freed when libuv has
+ * closed it, which may be after the connection moved on. */
+typedef struct sock {
+    uv_tcp_t tcp;
+    uv_connect_t creq;
+    rdl__conn *cn;
+} sock;
+
+typedef struct resolve {
+    uv_getaddrinfo_t req;
+    rdl__conn *cn; /* NULL once the connection no longer waits for it */
+} resolve;
+
+typedef struct wreq {
+    uv_write_t req;
+    char *buf;
+} wreq;
+
+struct rdl__conn {
+    rdl_client_t *c;
+    rdl__conn_role role;
+    char *host;
+    int port;
+    char addr[300];
+    const rdl__conn_events *ev;
+    void *data;
+    int state;
+    sock *sk;
+    resolve *res;
+    uv_timer_t timer;     /* connect timeout, then reconnect backoff */
+    uv_timer_t cmd_timer; /* deadline of the oldest command */
+    uv_prepare_t flusher;
+    redisReader *reader;
+    char *rbuf;
+    rdl__queue unsent;
+    rdl__queue sent;
+    char *wbuf;
+    size_t wlen, wcap;
+    unsigned attempt;    /* failed attempts in a row, for backoff */
+    unsigned handshakes; /* handshake replies still expected */
+    unsigned handles;    /* open libuv handles */
+};
+
+static void start_connect(rdl__conn *cn);
+static void drop(rdl__conn *cn, int status, const char *why);
+
+/* ---- handles ---------------------------------------------------------- */
+
+/* One of the connection's handles is closed; the last one frees it. */
+static void handle_gone(rdl__conn *cn)
+{
+    rdl_client_t *c = cn->c;
+    if (--cn->handles == 0 && cn->state == CLOSED) {
+        rdl__free(cn->host);
+        rdl__free(cn->rbuf);
+        rdl__free(cn);
+    }
+    rdl__client_handle_closed(c);
+}
+
+static void on_handle_closed(uv_handle_t *h)
+{
+    handle_gone(h->data);
+}
+
+static void on_sock_closed(uv_handle_t *h)
+{
+    sock *sk = h->data;
+    rdl__conn *cn = sk->cn;
+    rdl__free(sk);
+    handle_gone(cn);
+}
+
+static void close_sock(rdl__conn *cn)
+{
+    sock *sk = cn->sk;
+    if (sk == NULL)
+        return;
+    cn->sk = NULL;
+    uv_read_stop((uv_stream_t *)&sk->tcp);
+    uv_close((uv_handle_t *)&sk->tcp, on_sock_closed);
+}
+
+/* ---- command queue ------------------------------------------------------ */
+
+static cmd *pop(rdl__queue *q)
+{
+    rdl__queue *n;
+    if (rdl__queue_empty(q))
+        return NULL;
+    n = rdl__queue_head(q);
+    rdl__queue_remove(n);
+    return RDL_CONTAINER_OF(n, cmd, node);
+}
+
+static void finish(cmd *k, int status, const redisReply *r)
+{
+    if (k->fn != NULL)
+        k->fn(k->data, status, r);
+    rdl__free(k->buf);
+    rdl__free(k);
+}
+
+static void fail_queue(rdl__queue *q, int status)
+{
+    cmd *k;
+    while ((k = pop(q)) != NULL) {
+        if (k->handshake)
+            k->fn = NULL;
+        finish(k, status, NULL);
+    }
+}
+
+static void on_flush(uv_prepare_t *p);
+
+static int append(rdl__conn *cn, const char *buf, size_t len)
+{
+    if (cn->wlen + len > cn->wcap) {
+        size_t cap = cn->wcap ? cn->wcap : 4096;
+        char *nb;
+        while (cap < cn->wlen + len)
+            cap *= 2;
+        nb = rdl__realloc(cn->wbuf, cap);
+        if (nb == NULL)
+            return RDL_ENOMEM;
+        cn->wbuf = nb;
+        cn->wcap = cap;
+    }
+    memcpy(cn->wbuf + cn->wlen, buf, len);
+    cn->wlen += len;
+    if (!uv_is_active((uv_handle_t *)&cn->flusher))
+        uv_prepare_start(&cn->flusher, on_flush);
+    return 0;
+}
+
+static void on_cmd_timer(uv_timer_t *t);
+
+static void arm_cmd_timer(rdl__conn *cn)
+{
+    uint64_t at = UINT64_MAX, now;
+    if (uv_is_active((uv_handle_t *)&cn->cmd_timer))
+        return;
+    if (!rdl__queue_empty(&cn->sent))
+        at = RDL_CONTAINER_OF(rdl__queue_head(&cn->sent), cmd, node)->deadline;
+    if (!rdl__queue_empty(&cn->unsent)) {
+        uint64_t u =
+            RDL_CONTAINER_OF(rdl__queue_head(&cn->unsent), cmd, node)->deadline;
+        at = u < at ? u : at;
+    }
+    if (at == UINT64_MAX)
+        return;
+    now = rdl__now_ms();
+    uv_timer_start(&cn->cmd_timer, on_cmd_timer, at > now ? at - now : 0, 0);
+}
+
+/* ---- writing ------------------------------------------------------------ */
+
+static void on_written(uv_write_t *req, int status)
+{
+    wreq *w = RDL_CONTAINER_OF(req, wreq, req);
+    rdl__free(w->buf);
+    rdl__free(w);
+    (void)status; /* a failed write shows up as a read error too */
+}
+
+static void on_flush(uv_prepare_t *p)
+{
+    rdl__conn *cn = p->data;
+    wreq *w;
+    uv_buf_t b;
+    int rc;
+
+    uv_prepare_stop(p);
+    if (cn->wlen == 0 || cn->sk == NULL)
+        return;
+    w = rdl__malloc(sizeof(*w));
+    if (w == NULL) {
+        drop(cn, RDL_ECONNLOST, "out of memory while writing");
+        return;
+    }
+    w->buf = cn->wbuf;
+    b = uv_buf_init(cn->wbuf, (unsigned)cn->wlen);
+    cn->wbuf = NULL;
+    cn->wlen = cn->wcap = 0;
+    rc = uv_write(&w->req, (uv_stream_t *)&cn->sk->tcp, &b, 1, on_written);
+    if (rc != 0) {
+        rdl__free(w->buf);
+        rdl__free(w);
+        drop(cn, RDL_ECONNLOST, uv_strerror(rc));
+    }
+}
+
+/* Writes every unsent command (the connection just became ready). */
+static void write_unsent(rdl__conn *cn)
+{
+    cmd *k;
+    while (!rdl__queue_empty(&cn->unsent)) {
+        k = RDL_CONTAINER_OF(rdl__queue_head(&cn->unsent), cmd, node);
+        if (append(cn, k->buf, k->len) != 0) {
+            drop(cn, RDL_ECONNLOST, "out of memory while writing");
+            return;
+        }
+        rdl__free(k->buf);
+        k->buf = NULL;
+        rdl__queue_remove(&k->node);
+        rdl__queue_insert_tail(&cn->sent, &k->node);
+        RDL__STAT_INC(cn->c, commands);
+    }
+}
+
+int rdl__conn_send(rdl__conn *cn, const char *buf, size_t len,
+                   rdl__reply_fn fn, void *data)
+{
+    cmd *k;
+    if (cn->state == CLOSED)
+        return RDL_ECLOSED;
+    k = rdl__calloc(1, sizeof(*k));
+    if (k == NULL)
+        return RDL_ENOMEM;
+    rdl__queue_init(&k->node);
+    k->fn = fn;
+    k->data = data;
+    k->deadline = rdl__now_ms() + (uint64_t)cn->c->command_ms;
+    if (cn->state == READY) {
+        if (append(cn, buf, len) != 0) {
+            rdl__free(k);
+            return RDL_ENOMEM;
+        }
+        rdl__queue_insert_tail(&cn->sent, &k->node);
+        RDL__STAT_INC(cn->c, commands);
+    } else {
+        k->buf = rdl__malloc(len);
+        if (k->buf == NULL) {
+            rdl__free(k);
+            return RDL_ENOMEM;
+        }
+        memcpy(k->buf, buf, len);
+        k->len = len;
+        rdl__queue_insert_tail(&cn->unsent, &k->node);
+        if (cn->state == IDLE)
+            start_connect(cn);
+    }
+    arm_cmd_timer(cn);
+    return 0;
+}
+
+int rdl__conn_sendv(rdl__conn *cn, int argc, const char **argv,
+                    const size_t *argvlen, rdl__reply_fn fn, void *data)
+{
+    char *buf = NULL;
+    int len = redisFormatCommandArgv(&buf, argc, argv, argvlen), rc;
+    if (len < 0)
+        return RDL_ENOMEM;
+    rc = rdl__conn_send(cn, buf, (size_t)len, fn, data);
+    redisFreeCommand(buf);
+    return rc;
+}
+
+/* ---- failure and reconnection ------------------------------------------ */
+
+static void on_backoff(uv_timer_t *t)
+{
+    start_connect(t->data);
+}
+
+/* Ends the current attempt or connection: written commands fail with
+ * `status`, unsent ones keep waiting (bounded by their deadlines), and a
+ * new attempt follows after a backoff. */
+static void drop(rdl__conn *cn, int status, const char *why)
+{
+    unsigned delay, shift;
+    int was_ready = cn->state == READY;
+
+    if (cn->state == CLOSED || cn->state == BACKOFF)
+        return;
+    close_sock(cn);
+    if (cn->res != NULL) {
+        cn->res->cn = NULL; /* its callback frees it */
+        cn->res = NULL;
+    }
+    uv_timer_stop(&cn->timer);
+    if (cn->reader != NULL)
+        redisReaderFree(cn->reader);
+    cn->reader = NULL;
+    rdl__free(cn->wbuf);
+    cn->wbuf = NULL;
+    cn->wlen = cn->wcap = 0;
+    cn->state = BACKOFF;
+    cn->attempt++;
+    shift = cn->attempt - 1 < 6 ? cn->attempt - 1 : 6;
+    delay = BACKOFF_BASE_MS << shift;
+    delay = delay < BACKOFF_MAX_MS ? delay : BACKOFF_MAX_MS;
+    delay = delay / 2 + randombytes_uniform(delay / 2 + 1);
+    uv_timer_start(&cn->timer, on_backoff, delay, 0);
+
+    rdl__errmsg_set(cn->c, "%s %s: %s",
+                    was_ready ? "connection to" : "connect", cn->addr, why);
+    /* Written commands may or may not have run. */
+    fail_queue(&cn->sent, RDL_ECONNLOST);
+    uv_timer_stop(&cn->cmd_timer);
+    arm_cmd_timer(cn);
+    if (cn->ev->down != NULL)
+        cn->ev->down(cn, status, cn->data);
+}
+
+static void on_cmd_timer(uv_timer_t *t)
+{
+    rdl__conn *cn = t->data;
+    uint64_t now = rdl__now_ms();
+    cmd *k;
+
+    if (!rdl__queue_empty(&cn->sent)) {
+        k = RDL_CONTAINER_OF(rdl__queue_head(&cn->sent), cmd, node);
+        if (k->deadline <= now) {
+            rdl__queue_remove(&k->node);
+            RDL__STAT_INC(cn->c, cmd_timeouts);
+            /* Later replies can no longer be matched to their commands, so
+             * the connection is reset first; commands that the callback
+             * sends then wait for the new connection. */
+            cn->attempt = 0;
+            drop(cn, RDL_ECONNLOST, "reset after a command timeout");
+            rdl__errmsg_set(cn->c, "%s: no reply within %lld ms", cn->addr,
+                            (long long)cn->c->command_ms);
+            finish(k, RDL_ECMDTIMEOUT, NULL);
+        }
+    }
+    while (!rdl__queue_empty(&cn->unsent)) {
+        k = RDL_CONTAINER_OF(rdl__queue_head(&cn->unsent), cmd, node);
+        if (k->deadline > now)
+            break;
+        rdl__queue_remove(&k->node);
+        rdl__errmsg_set(cn->c, "not connected to %s within %lld ms", cn->addr,
+                        (long long)cn->c->command_ms);
+        finish(k, RDL_ECONNREFUSED, NULL);
+    }
+    arm_cmd_timer(cn);
+}
+
+/* ---- reading ------------------------------------------------------------ */
+
+static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *b)
+{
+    sock *sk = h->data;
+    (void)hint;
+    *b = uv_buf_init(sk->cn->rbuf, READ_BUF_SIZE);
+}
+
+static void dispatch(rdl__conn *cn, const redisReply *r)
+{
+    cmd *k;
+    if (cn->role == RDL__CONN_SUB && cn->ev->message != NULL) {
+        const char *ch, *msg;
+        size_t chl, msgl;
+        if (rdl__reply_message(r, &ch, &chl, &msg, &msgl)) {
+            cn->ev->message(cn, r, cn->data);
+            return;
+        }
+    }
+    k = pop(&cn->sent);
+    if (k == NULL) {
+        drop(cn, RDL_EPROTO, "reply without a command");
+        return;
+    }
+    finish(k, rdl__reply_code(r), r);
+}
+
+static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
+{
+    sock *sk = s->data;
+    rdl__conn *cn = sk->cn;
+    void *reply;
+    (void)b;
+
+    if (n == 0 || cn->sk != sk)
+        return;
+    if (n < 0) {
+        drop(cn, RDL_ECONNLOST,
+             n == UV_EOF ? "closed by the server" : uv_strerror((int)n));
+        return;
+    }
+    if (redisReaderFeed(cn->reader, b->base, (size_t)n) != REDIS_OK) {
+        drop(cn, RDL_EPROTO, "protocol error");
+        return;
+    }
+    while (cn->sk == sk) {
+        if (redisReaderGetReply(cn->reader, &reply) != REDIS_OK) {
+            drop(cn, RDL_EPROTO, "protocol error");
+            return;
+        }
+        if (reply == NULL)
+            break;
+        dispatch(cn, reply);
+        freeReplyObject(reply);
+    }
+}
+
+/* ---- connecting --------------------------------------------------------- */
+
+static void on_ready(rdl__conn *cn)
+{
+    uv_timer_stop(&cn->timer);
+    cn->state = READY;
+    cn->attempt = 0;
+    RDL__STAT_INC(cn->c, connects);
+    write_unsent(cn);
+    if (cn->ev->ready != NULL)
+        cn->ev->ready(cn, cn->data);
+}
+
+static void on_handshake_reply(void *data, int status, const redisReply *r)
+{
+    rdl__conn *cn = data;
+    if (status != 0) {
+        char why[200];
+        snprintf(why, sizeof(why), "handshake refused: %.150s",
+                 r != NULL && r->type == REDIS_REPLY_ERROR ? r->str : "?");
+        drop(cn, status, why);
+        return;
+    }
+    if (--cn->handshakes == 0)
+        on_ready(cn);
+}
+
+static int handshake_cmd(rdl__conn *cn, int argc, const char **argv)
+{
+    char *buf = NULL;
+    int len = redisFormatCommandArgv(&buf, argc, argv, NULL), rc;
+    cmd *k;
+    if (len < 0)
+        return RDL_ENOMEM;
+    k = rdl__calloc(1, sizeof(*k));
+    rc = k != NULL ? append(cn, buf, (size_t)len) : RDL_ENOMEM;
+    redisFreeCommand(buf);
+    if (rc != 0) {
+        rdl__free(k);
+        return rc;
+    }
+    rdl__queue_init(&k->node);
+    k->fn = on_handshake_reply;
+    k->data = cn;
+    k->handshake = 1;
+    k->deadline = UINT64_MAX; /* the connect timer bounds the handshake */
+    rdl__queue_insert_tail(&cn->sent, &k->node);
+    cn->handshakes++;
+    return 0;
+}
+
+static void start_handshake(rdl__conn *cn)
+{
+    rdl_client_t *c = cn->c;
+    char db[16], name[64];
+    const char *argv[3];
+    int rc = 0;
+
+    cn->state = HANDSHAKE;
+    cn->handshakes = 0;
+    if (c->url.pass != NULL) {
+        argv[0] = "AUTH";
+        argv[1] = c->url.user != NULL ? c->url.user : c->url.pass;
+        argv[2] = c->url.pass;
+        rc = handshake_cmd(cn, c->url.user != NULL ? 3 : 2, argv);
+    }
+    if (rc == 0 && c->url.db != 0 && cn->role == RDL__CONN_CMD) {
+        snprintf(db, sizeof(db), "%d", c->url.db);
+        argv[0] = "SELECT";
+        argv[1] = db;
+        rc = handshake_cmd(cn, 2, argv);
+    }
+    if (rc == 0) {
+        snprintf(name, sizeof(name), "rdl:%s:%s", c->id,
+                 cn->role == RDL__CONN_CMD ? "cmd" : "sub");
+        argv[0] = "CLIENT";
+        argv[1] = "SETNAME";
+        argv[2] = name;
+        rc = handshake_cmd(cn, 3, argv);
+    }
+    if (rc != 0)
+        drop(cn, RDL_ENOMEM, "out of memory");
+}
+
+static void on_connect(uv_connect_t *req, int status)
+{
+    sock *sk = req->data;
+    rdl__conn *cn = sk->cn;
+    if (cn->sk != sk)
+        return; /* abandoned attempt: it is being closed */
+    if (status != 0) {
+        drop(cn, RDL_ECONNREFUSED, uv_strerror(status));
+        return;
+    }
+    cn->reader = redisReaderCreate();
+    if (cn->reader == NULL) {
+        drop(cn, RDL_ENOMEM, "out of memory");
+        return;
+    }
+    uv_read_start((uv_stream_t *)&sk->tcp, on_alloc, on_read);
+    start_handshake(cn);
+}
+
+static void connect_to(rdl__conn *cn, const struct sockaddr *sa)
+{
+    sock *sk = rdl__calloc(1, sizeof(*sk));
+    int rc;
+    if (sk == NULL) {
+        drop(cn, RDL_ENOMEM, "out of memory");
+        return;
+    }
+    sk->cn = cn;
+    uv_tcp_init(cn->c->loop, &sk->tcp);
+    sk->tcp.data = sk;
+    sk->creq.data = sk;
+    cn->sk = sk;
+    cn->handles++;
+    rdl__client_handle_opened(cn->c);
+    uv_tcp_nodelay(&sk->tcp, 1);
+    cn->state = CONNECTING;
+    rc = uv_tcp_connect(&sk->creq, &sk->tcp, sa, on_connect);
+    if (rc != 0)
+        drop(cn, RDL_ECONNREFUSED, uv_strerror(rc));
+}
+
+static void on_resolved(uv_getaddrinfo_t *req, int status,
+                        struct addrinfo *ai)
+{
+    resolve *res = RDL_CONTAINER_OF(req, resolve, req);
+    rdl__conn *cn = res->cn;
+    rdl__free(res);
+    if (cn == NULL) {
+        uv_freeaddrinfo(ai);
+        return;
+    }
+    cn->res = NULL;
+    if (status != 0 || ai == NULL) {
+        drop(cn, RDL_ECONNREFUSED, status ? uv_strerror(status) : "no address");
+        uv_freeaddrinfo(ai);
+        return;
+    }
+    connect_to(cn, ai->ai_addr);
+    uv_freeaddrinfo(ai);
+}
+
+static void on_connect_timeout(uv_timer_t *t)
+{
+    rdl__conn *cn = t->data;
+    char why[64];
+    snprintf(why, sizeof(why), "timed out after %lld ms",
+             (long long)cn->c->connect_ms);
+    drop(cn, RDL_ECONNREFUSED, why);
+}
+
+static void start_connect(rdl__conn *cn)
+{
+    struct sockaddr_storage ss;
+    struct addrinfo hints;
+    resolve *res;
+    int rc;
+
+    uv_timer_start(&cn->timer, on_connect_timeout, (uint64_t)cn->c->connect_ms,
+                   0);
+    if (uv_ip4_addr(cn->host, cn->port, (struct sockaddr_in *)&ss) == 0 ||
+        uv_ip6_addr(cn->host, cn->port, (struct sockaddr_in6 *)&ss) == 0) {
+        connect_to(cn, (struct sockaddr *)&ss);
+        return;
+    }
+    res = rdl__calloc(1, sizeof(*res));
+    if (res == NULL) {
+        drop(cn, RDL_ENOMEM, "out of memory");
+        return;
+    }
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    res->cn = cn;
+    cn->res = res;
+    cn->state = RESOLVING;
+    {
+        char port[8];
+        snprintf(port, sizeof(port), "%d", cn->port);
+        rc = uv_getaddrinfo(cn->c->loop, &res->req, on_resolved, cn->host,
+                            port, &hints);
+    }
+    if (rc != 0) {
+        cn->res = NULL;
+        rdl__free(res);
+        drop(cn, RDL_ECONNREFUSED, uv_strerror(rc));
+    }
+}
+
+void rdl__conn_start(rdl__conn *cn)
+{
+    if (cn->state == IDLE)
+        start_connect(cn);
+}
+
+/* ---- lifecycle ---------------------------------------------------------- */
+
+static void init_handle(rdl__conn *cn, uv_handle_t *h)
+{
+    h->data = cn;
+    cn->handles++;
+    rdl__client_handle_opened(cn->c);
+}
+
+rdl__conn *rdl__conn_new(rdl_client_t *c, rdl__conn_role role,
+                         const char *host, int port,
+                         const rdl__conn_events *ev, void *data)
+{
+    rdl__conn *cn = rdl__calloc(1, sizeof(*cn));
+    if (cn == NULL)
+        return NULL;
+    cn->host = rdl__strdup(host);
+    cn->rbuf = rdl__malloc(READ_BUF_SIZE);
+    if (cn->host == NULL || cn->rbuf == NULL) {
+        rdl__free(cn->host);
+        rdl__free(cn->rbuf);
+        rdl__free(cn);
+        return NULL;
+    }
+    cn->c = c;
+    cn->role = role;
+    cn->port = port;
+    cn->ev = ev;
+    cn->data = data;
+    cn->state = IDLE;
+    snprintf(cn->addr, sizeof(cn->addr),
+             strchr(host, ':') != NULL ? "[%s]:%d" : "%s:%d", host, port);
+    rdl__queue_init(&cn->unsent);
+    rdl__queue_init(&cn->sent);
+    uv_timer_init(c->loop, &cn->timer);
+    init_handle(cn, (uv_handle_t *)&cn->timer);
+    uv_timer_init(c->loop, &cn->cmd_timer);
+    init_handle(cn, (uv_handle_t *)&cn->cmd_timer);
+    uv_prepare_init(c->loop, &cn->flusher);
+    init_handle(cn, (uv_handle_t *)&cn->flusher);
+    return cn;
+}
+
+void rdl__conn_close(rdl__conn *cn)
+{
+    if (cn == NULL || cn->state == CLOSED)
+        return;
+    close_sock(cn);
+    if (cn->res != NULL) {
+        cn->res->cn = NULL;
+        uv_cancel((uv_req_t *)&cn->res->req);
+        cn->res = NULL;
+    }
+    cn->state = CLOSED;
+    uv_close((uv_handle_t *)&cn->timer, on_handle_closed);
+    uv_close((uv_handle_t *)&cn->cmd_timer, on_handle_closed);
+    uv_close((uv_handle_t *)&cn->flusher, on_handle_closed);
+    if (cn->reader != NULL)
+        redisReaderFree(cn->reader);
+    cn->reader = NULL;
+    rdl__free(cn->wbuf);
+    cn->wbuf = NULL;
+    fail_queue(&cn->sent, RDL_ECLOSED);
+    fail_queue(&cn->unsent, RDL_ECLOSED);
+}
+
+int rdl__conn_is_ready(const rdl__conn *cn)
+{
+    return cn->state == READY;
+}
+
+const char *rdl__conn_addr(const rdl__conn *cn)
+{
+    return cn->addr;
+}

@@ -1,0 +1,370 @@
+/* The notification hub: the client's pub/sub subscriptions, shared by its
+ * waiters (DESIGN §9).
+ *
+ * One entry per channel holds the local waiters of that channel. The first
+ * waiter subscribes; when the subscription is confirmed every waiter is told
+ * to try again (a release may have happened before the subscription
+ * existed). A wake-one message wakes the first sleeping waiter, which moves
+ * to the back so local waiters take turns; if none sleeps (all are busy
+ * trying), the entry remembers it and the next waiter to go to sleep tries
+ * again instead. A wake-all message wakes everyone. An entry whose last
+ * waiter left lingers for LINGER_MS, so a waiter that comes straight back
+ * (the usual case under contention) finds the subscription ready.
+ *
+ * After the subscriber connection is re-established, every channel that
+ * still has waiters is subscribed again, and its waiters try again once that
+ * is confirmed: nothing published during the outage is relied upon. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "map.h"
+
+#define LINGER_MS 2000
+
+enum entry_state { UNSUBSCRIBED, SUBSCRIBING, SUBSCRIBED, UNSUBSCRIBING };
+
+typedef struct rdl__hub_entry {
+    rdl__map_node mnode;
+    rdl__hub *hub;
+    char *channel;
+    size_t len;
+    rdl__queue waiters;
+    unsigned nwaiters;
+    int state;
+    int missed;        /* a wake-one message found nobody asleep */
+    rdl__queue idle;   /* in hub->idle while nwaiters == 0 */
+    uint64_t idle_since;
+} entry;
+
+struct rdl__hub {
+    rdl_client_t *c;
+    rdl__conn *sub; /* opened with the first subscription */
+    rdl__map map;
+    rdl__queue idle; /* entries without waiters, oldest first */
+    uv_timer_t sweep;
+    int freed;
+};
+
+static void subscribe(entry *e);
+
+static void free_entry(entry *e)
+{
+    rdl__map_remove(&e->hub->map, &e->mnode);
+    if (rdl__queue_linked(&e->idle))
+        rdl__queue_remove(&e->idle);
+    rdl__free(e->channel);
+    rdl__free(e);
+}
+
+/* Calls every waiter's fn with `event`; waiters may leave or go back to
+ * sleep from inside fn. */
+static void wake_all(entry *e, int event)
+{
+    rdl__queue q;
+    rdl__waiter *w;
+    rdl__queue_init(&q);
+    rdl__queue_move(&e->waiters, &q);
+    while (!rdl__queue_empty(&q)) {
+        w = RDL_CONTAINER_OF(rdl__queue_head(&q), rdl__waiter, node);
+        rdl__queue_remove(&w->node);
+        rdl__queue_insert_tail(&e->waiters, &w->node);
+        w->sleeping = 0;
+        w->fn(w, event);
+    }
+}
+
+static void wake_one(entry *e)
+{
+    rdl__queue *n;
+    for (n = e->waiters.next; n != &e->waiters; n = n->next) {
+        rdl__waiter *w = RDL_CONTAINER_OF(n, rdl__waiter, node);
+        if (w->sleeping) {
+            rdl__queue_remove(&w->node);
+            rdl__queue_insert_tail(&e->waiters, &w->node);
+            w->sleeping = 0;
+            RDL__STAT_INC(e->hub->c, wakeups);
+            w->fn(w, RDL__WAKE_MESSAGE);
+            return;
+        }
+    }
+    if (e->nwaiters > 0)
+        e->missed = 1;
+}
+
+/* ---- subscriber connection ------------------------------------------------ */
+
+static void on_subscribed(void *data, int status, const redisReply *r)
+{
+    entry *e = data;
+    (void)r;
+    if (e->hub->freed)
+        return;
+    if (status != 0) {
+        /* Waiters keep their capped sleeps; the next reconnect (or the
+         * next waiter) subscribes again. */
+        e->state = UNSUBSCRIBED;
+        return;
+    }
+    e->state = SUBSCRIBED;
+    wake_all(e, RDL__WAKE_SUBSCRIBED);
+}
+
+static void on_unsubscribed(void *data, int status, const redisReply *r)
+{
+    entry *e = data;
+    (void)status;
+    (void)r;
+    if (e->hub->freed)
+        return;
+    e->state = UNSUBSCRIBED;
+    if (e->nwaiters > 0)
+        subscribe(e); /* a waiter came back meanwhile */
+    else
+        free_entry(e);
+}
+
+static void send_channel_cmd(entry *e, const char *verb, rdl__reply_fn fn)
+{
+    const char *argv[2] = {verb, e->channel};
+    size_t lens[2] = {strlen(verb), e->len};
+    if (rdl__conn_sendv(e->hub->sub, 2, argv, lens, fn, e) != 0)
+        fn(e, RDL_ENOMEM, NULL);
+}
+
+static void subscribe(entry *e)
+{
+    e->state = SUBSCRIBING;
+    RDL__STAT_INC(e->hub->c, subscribes);
+    send_channel_cmd(e, "SUBSCRIBE", on_subscribed);
+}
+
+static void on_sub_ready(rdl__conn *cn, void *data)
+{
+    rdl__hub *h = data;
+    size_t i;
+    rdl__map_node *n, *next;
+    (void)cn;
+    for (i = 0; i < h->map.nbuckets; i++) {
+        for (n = h->map.buckets[i]; n != NULL; n = next) {
+            entry *e = RDL_CONTAINER_OF(n, entry, mnode);
+            next = n->next;
+            if (e->state != UNSUBSCRIBED)
+                continue;
+            if (e->nwaiters > 0)
+                subscribe(e);
+            else
+                free_entry(e);
+        }
+    }
+}
+
+static void on_sub_down(rdl__conn *cn, int status, void *data)
+{
+    rdl__hub *h = data;
+    size_t i;
+    rdl__map_node *n;
+    (void)cn;
+    (void)status;
+    /* Subscriptions die with the connection; commands in flight already
+     * reported their failure. */
+    for (i = 0; i < h->map.nbuckets; i++)
+        for (n = h->map.buckets[i]; n != NULL; n = n->next) {
+            entry *e = RDL_CONTAINER_OF(n, entry, mnode);
+            if (e->state == SUBSCRIBED)
+                e->state = UNSUBSCRIBED;
+        }
+}
+
+static void on_sub_message(rdl__conn *cn, const redisReply *r, void *data)
+{
+    rdl__hub *h = data;
+    const char *ch, *msg;
+    size_t chl, msgl;
+    rdl__map_node *n;
+    entry *e;
+    (void)cn;
+    if (!rdl__reply_message(r, &ch, &chl, &msg, &msgl))
+        return;
+    RDL__STAT_INC(h->c, messages);
+    n = rdl__map_find(&h->map, ch, chl);
+    if (n == NULL)
+        return;
+    e = RDL_CONTAINER_OF(n, entry, mnode);
+    if (msgl == 1 && msg[0] == RDL__MSG_WAKE_ALL[0]) {
+        RDL__STAT_ADD(h->c, wakeups, e->nwaiters);
+        wake_all(e, RDL__WAKE_MESSAGE);
+    } else {
+        wake_one(e);
+    }
+}
+
+static const rdl__conn_events sub_events = {on_sub_ready, on_sub_down,
+                                            on_sub_message};
+
+/* ---- lingering entries ---------------------------------------------------- */
+
+static void on_sweep(uv_timer_t *t)
+{
+    rdl__hub *h = t->data;
+    uint64_t now = rdl__now_ms();
+    entry *e;
+    while (!rdl__queue_empty(&h->idle)) {
+        e = RDL_CONTAINER_OF(rdl__queue_head(&h->idle), entry, idle);
+        if (e->idle_since + LINGER_MS > now)
+            break;
+        rdl__queue_remove(&e->idle);
+        if (e->state == SUBSCRIBED) {
+            e->state = UNSUBSCRIBING;
+            send_channel_cmd(e, "UNSUBSCRIBE", on_unsubscribed);
+        } else if (e->state == UNSUBSCRIBED) {
+            free_entry(e);
+        } else {
+            /* A reply is on its way; look again later. */
+            e->idle_since = now;
+            rdl__queue_insert_tail(&h->idle, &e->idle);
+        }
+    }
+    if (!rdl__queue_empty(&h->idle))
+        uv_timer_start(&h->sweep, on_sweep, LINGER_MS / 2, 0);
+}
+
+/* ---- waiters -------------------------------------------------------------- */
+
+int rdl__hub_join(rdl_client_t *c, const char *channel, rdl__waiter *w,
+                  rdl__wake_fn fn)
+{
+    rdl__hub *h = c->hub;
+    size_t len = strlen(channel);
+    rdl__map_node *n;
+    entry *e;
+
+    if (h->sub == NULL) {
+        h->sub = rdl__conn_new(c, RDL__CONN_SUB, c->url.host, c->url.port,
+                               &sub_events, h);
+        if (h->sub == NULL)
+            return RDL_ENOMEM;
+        rdl__conn_start(h->sub);
+    }
+    n = rdl__map_find(&h->map, channel, len);
+    if (n != NULL) {
+        e = RDL_CONTAINER_OF(n, entry, mnode);
+    } else {
+        e = rdl__calloc(1, sizeof(*e));
+        if (e == NULL)
+            return RDL_ENOMEM;
+        e->channel = rdl__strndup(channel, len);
+        if (e->channel == NULL ||
+            rdl__map_insert(&h->map, &e->mnode, e->channel, len) != 0) {
+            rdl__free(e->channel);
+            rdl__free(e);
+            return RDL_ENOMEM;
+        }
+        e->hub = h;
+        e->len = len;
+        e->state = UNSUBSCRIBED;
+        rdl__queue_init(&e->waiters);
+        rdl__queue_init(&e->idle);
+    }
+    if (rdl__queue_linked(&e->idle))
+        rdl__queue_remove(&e->idle);
+    rdl__queue_init(&w->node);
+    rdl__queue_insert_tail(&e->waiters, &w->node);
+    w->entry = e;
+    w->fn = fn;
+    w->sleeping = 0;
+    e->nwaiters++;
+    if (e->state == SUBSCRIBED)
+        return 1;
+    if (e->state == UNSUBSCRIBED)
+        subscribe(e);
+    return 0; /* SUBSCRIBING, or UNSUBSCRIBING: resubscribes on reply */
+}
+
+void rdl__hub_leave(rdl__waiter *w)
+{
+    entry *e = w->entry;
+    rdl__hub *h;
+    if (e == NULL)
+        return;
+    h = e->hub;
+    rdl__queue_remove(&w->node);
+    w->entry = NULL;
+    if (--e->nwaiters > 0)
+        return;
+    e->missed = 0;
+    if (h->freed)
+        return;
+    e->idle_since = rdl__now_ms();
+    if (e->state != UNSUBSCRIBING)
+        rdl__queue_insert_tail(&h->idle, &e->idle);
+    if (!uv_is_active((uv_handle_t *)&h->sweep))
+        uv_timer_start(&h->sweep, on_sweep, LINGER_MS, 0);
+}
+
+int rdl__hub_sleep(rdl__waiter *w)
+{
+    entry *e = w->entry;
+    if (e->missed) {
+        e->missed = 0;
+        return 1;
+    }
+    w->sleeping = 1;
+    return 0;
+}
+
+void rdl__hub_busy(rdl__waiter *w)
+{
+    w->sleeping = 0;
+}
+
+/* ---- lifecycle ------------------------------------------------------------ */
+
+static void on_sweep_closed(uv_handle_t *t)
+{
+    rdl__hub *h = t->data;
+    rdl_client_t *c = h->c;
+    rdl__free(h);
+    rdl__client_handle_closed(c);
+}
+
+rdl__hub *rdl__hub_new(rdl_client_t *c)
+{
+    rdl__hub *h = rdl__calloc(1, sizeof(*h));
+    if (h == NULL)
+        return NULL;
+    h->c = c;
+    rdl__map_init(&h->map);
+    rdl__queue_init(&h->idle);
+    uv_timer_init(c->loop, &h->sweep);
+    h->sweep.data = h;
+    rdl__client_handle_opened(c);
+    return h;
+}
+
+void rdl__hub_close(rdl__hub *h)
+{
+    if (h == NULL)
+        return;
+    rdl__conn_close(h->sub);
+    h->sub = NULL;
+}
+
+void rdl__hub_free(rdl__hub *h)
+{
+    size_t i;
+    rdl__map_node *n, *next;
+    if (h == NULL)
+        return;
+    h->freed = 1;
+    for (i = 0; i < h->map.nbuckets; i++) {
+        for (n = h->map.buckets[i]; n != NULL; n = next) {
+            entry *e = RDL_CONTAINER_OF(n, entry, mnode);
+            next = n->next;
+            rdl__free(e->channel);
+            rdl__free(e);
+        }
+    }
+    rdl__map_clear(&h->map);
+    uv_close((uv_handle_t *)&h->sweep, on_sweep_closed);
+}

@@ -1,0 +1,86 @@
+/* Names of keys and channels: the one place they are built (DESIGN §6).
+ *
+ *   <prefix>:<kind>:<tagged-name>[:<suffix>]
+ *
+ * tagged-name is the name itself when it already holds a Redis Cluster hash
+ * tag, else "{name}". Every key and channel of one lock therefore hashes to
+ * one cluster slot, and users can put several locks in one slot on purpose
+ * ("{order:42}:stock", "{order:42}:payment"). */
+#include <string.h>
+
+#include "internal.h"
+
+int rdl__name_check(const char *name)
+{
+    size_t n;
+    if (name == NULL)
+        return RDL_EINVAL;
+    n = strnlen(name, RDL__NAME_MAX + 1);
+    return n >= 1 && n <= RDL__NAME_MAX ? 0 : RDL_EINVAL;
+}
+
+int rdl__prefix_check(const char *prefix)
+{
+    size_t n, i;
+    if (prefix == NULL)
+        return RDL_EINVAL;
+    n = strnlen(prefix, RDL__PREFIX_MAX + 1);
+    if (n < 1 || n > RDL__PREFIX_MAX)
+        return RDL_EINVAL;
+    /* Braces would change the slot of every key; whitespace and control
+     * characters make keys that cannot be typed in redis-cli. */
+    for (i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)prefix[i];
+        if (ch == '{' || ch == '}' || ch <= ' ' || ch == 0x7f)
+            return RDL_EINVAL;
+    }
+    return 0;
+}
+
+/* The Redis Cluster rule: the first '{', then the first '}' after it, with
+ * at least one byte between. */
+int rdl__hash_tag(const char *s, size_t len, size_t *off, size_t *taglen)
+{
+    const char *open = memchr(s, '{', len), *close;
+    if (open == NULL)
+        return 0;
+    close = memchr(open + 1, '}', len - (size_t)(open + 1 - s));
+    if (close == NULL || close == open + 1)
+        return 0;
+    *off = (size_t)(open + 1 - s);
+    *taglen = (size_t)(close - open - 1);
+    return 1;
+}
+
+char *rdl__key(const char *prefix, const char *kind, const char *name,
+               const char *suffix)
+{
+    size_t np = strlen(prefix), nk = strlen(kind), nn = strlen(name);
+    size_t ns = suffix != NULL ? strlen(suffix) : 0, off, tl;
+    int tagged = rdl__hash_tag(name, nn, &off, &tl);
+    size_t total = np + 1 + nk + 1 + nn + (tagged ? 0 : 2) +
+                   (suffix != NULL ? 1 + ns : 0) + 1;
+    char *key = rdl__malloc(total), *p = key;
+
+    if (key == NULL)
+        return NULL;
+    memcpy(p, prefix, np);
+    p += np;
+    *p++ = ':';
+    memcpy(p, kind, nk);
+    p += nk;
+    *p++ = ':';
+    if (!tagged)
+        *p++ = '{';
+    memcpy(p, name, nn);
+    p += nn;
+    if (!tagged)
+        *p++ = '}';
+    if (suffix != NULL) {
+        *p++ = ':';
+        memcpy(p, suffix, ns);
+        p += ns;
+    }
+    *p = '\0';
+    return key;
+}

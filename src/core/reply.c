@@ -1,0 +1,69 @@
+/* The one place that reads the strings of server replies: error replies are
+ * mapped to codes, pub/sub pushes are recognised. Everything else in the
+ * library works with the codes. */
+#include <string.h>
+
+#include "internal.h"
+
+/* Error replies start with an upper-case code word ("NOSCRIPT No matching
+ * script..."). Maps the word; anything unknown is a generic server error. */
+static const struct {
+    const char *word;
+    int code;
+} error_words[] = {
+    {"NOSCRIPT", RDL__ENOSCRIPT},   {"MOVED", RDL__EMOVED},
+    {"ASK", RDL__EASK},             {"TRYAGAIN", RDL__ETRYAGAIN},
+    {"LOADING", RDL__ELOADING},     {"CLUSTERDOWN", RDL_ECLUSTERDOWN},
+    {"READONLY", RDL_EREADONLY},    {"NOAUTH", RDL_EAUTH},
+    {"WRONGPASS", RDL_EAUTH},       {"NOPERM", RDL_EAUTH},
+    {"OOM", RDL_EOOM},              {"CROSSSLOT", RDL_ECROSSSLOT},
+    {"MASTERDOWN", RDL_ECLUSTERDOWN},
+};
+
+int rdl__reply_code(const redisReply *r)
+{
+    size_t i, n;
+    if (r == NULL)
+        return RDL_EPROTO;
+    if (r->type != REDIS_REPLY_ERROR)
+        return 0;
+    for (i = 0; i < sizeof(error_words) / sizeof(error_words[0]); i++) {
+        n = strlen(error_words[i].word);
+        if (r->len >= n && memcmp(r->str, error_words[i].word, n) == 0 &&
+            (r->len == n || r->str[n] == ' '))
+            return error_words[i].code;
+    }
+    /* "ERR invalid password" predates WRONGPASS (Redis < 6). */
+    if (strstr(r->str, "invalid password") != NULL ||
+        strstr(r->str, "invalid username-password") != NULL)
+        return RDL_EAUTH;
+    /* A failing script reports "ERR user_script:..." or "ERR Error running
+     * script ..." depending on the version. */
+    if (strstr(r->str, "script") != NULL)
+        return RDL_ESCRIPT;
+    return RDL_ESERVER;
+}
+
+static int str_is(const redisReply *r, const char *s)
+{
+    size_t n = strlen(s);
+    return (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS) &&
+           r->len == n && memcmp(r->str, s, n) == 0;
+}
+
+int rdl__reply_message(const redisReply *r, const char **chan,
+                       size_t *chanlen, const char **msg, size_t *msglen)
+{
+    if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != 3)
+        return 0;
+    if (!str_is(r->element[0], "message") && !str_is(r->element[0], "smessage"))
+        return 0;
+    if (r->element[1]->type != REDIS_REPLY_STRING ||
+        r->element[2]->type != REDIS_REPLY_STRING)
+        return 0;
+    *chan = r->element[1]->str;
+    *chanlen = r->element[1]->len;
+    *msg = r->element[2]->str;
+    *msglen = r->element[2]->len;
+    return 1;
+}

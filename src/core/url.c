@@ -1,0 +1,176 @@
+/* Parsing of redis://[user[:password]@]host[:port][/db]. Every rejection
+ * says what is wrong, because a URL usually comes from a configuration file
+ * that a person has to fix. */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define FAIL(...)                                                              \
+    do {                                                                       \
+        snprintf(err, errlen, __VA_ARGS__);                                    \
+        goto fail;                                                             \
+    } while (0)
+
+static int hexval(char ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    ch = (char)tolower((unsigned char)ch);
+    if (ch >= 'a' && ch <= 'f')
+        return ch - 'a' + 10;
+    return -1;
+}
+
+/* Percent-decodes s[0..n) into a new string; NULL with *bad set on a
+ * malformed escape, NULL with *bad clear when out of memory. */
+static char *decode(const char *s, size_t n, int *bad)
+{
+    char *out = rdl__malloc(n + 1), *o = out;
+    size_t i;
+    *bad = 0;
+    if (out == NULL)
+        return NULL;
+    for (i = 0; i < n; i++) {
+        if (s[i] == '%') {
+            if (i + 2 >= n || hexval(s[i + 1]) < 0 || hexval(s[i + 2]) < 0) {
+                rdl__free(out);
+                *bad = 1;
+                return NULL;
+            }
+            *o++ = (char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
+            i += 2;
+        } else {
+            *o++ = s[i];
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+/* Parses s[0..n) as a decimal number in [lo, hi]; -1 if it is not one. */
+static long number(const char *s, size_t n, long lo, long hi)
+{
+    long v = 0;
+    size_t i;
+    if (n == 0 || n > 10)
+        return -1;
+    for (i = 0; i < n; i++) {
+        if (!isdigit((unsigned char)s[i]))
+            return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    return v >= lo && v <= hi ? v : -1;
+}
+
+int rdl__url_parse(const char *text, rdl__url *out, char *err, size_t errlen)
+{
+    static const char scheme[] = "redis://";
+    rdl__url u = {NULL, 6379, NULL, NULL, 0};
+    const char *p, *at, *end, *host, *hend, *colon;
+    int bad = 0, rc = RDL_EINVAL;
+
+    if (text == NULL)
+        FAIL("URL is NULL");
+    if (strncmp(text, "redis+cluster://", 16) == 0) {
+        rc = RDL_ENOTSUP;
+        FAIL("redis+cluster:// URLs are not supported by this version");
+    }
+    if (strncmp(text, "rediss://", 9) == 0) {
+        rc = RDL_ENOTSUP;
+        FAIL("rediss:// (TLS) is not supported");
+    }
+    if (strncmp(text, scheme, sizeof(scheme) - 1) != 0)
+        FAIL("URL \"%.64s\" does not start with redis://", text);
+    p = text + sizeof(scheme) - 1;
+    end = p + strlen(p);
+    if (memchr(p, '?', (size_t)(end - p)) != NULL ||
+        memchr(p, '#', (size_t)(end - p)) != NULL)
+        FAIL("URL options (?...) and fragments (#...) are not supported");
+    for (const char *q = p; q < end; q++)
+        if (isspace((unsigned char)*q) || iscntrl((unsigned char)*q))
+            FAIL("URL contains whitespace or control characters");
+
+    /* The user information ends at the last '@' (a password may hold
+     * '@' characters; '/' and ':' in it must be percent-encoded). */
+    at = strrchr(p, '@');
+    if (at != NULL) {
+        colon = memchr(p, ':', (size_t)(at - p));
+        if (colon == NULL)
+            FAIL("URL user \"%.*s\" has no password (use user:password@ "
+                 "or :password@)",
+                 (int)(at - p > 32 ? 32 : at - p), p);
+        if (colon > p) {
+            u.user = decode(p, (size_t)(colon - p), &bad);
+            if (u.user == NULL)
+                goto decode_fail;
+        }
+        u.pass = decode(colon + 1, (size_t)(at - colon - 1), &bad);
+        if (u.pass == NULL)
+            goto decode_fail;
+        if (u.pass[0] == '\0')
+            FAIL("URL has an empty password");
+        p = at + 1;
+    }
+
+    /* Host: a bracketed IPv6 address or a name / IPv4 address. */
+    if (*p == '[') {
+        host = p + 1;
+        hend = strchr(host, ']');
+        if (hend == NULL)
+            FAIL("URL has an unterminated IPv6 address");
+        p = hend + 1;
+    } else {
+        host = p;
+        hend = host + strcspn(host, ":/");
+        p = hend;
+    }
+    if (hend == host)
+        FAIL("URL has no host");
+    u.host = rdl__strndup(host, (size_t)(hend - host));
+    if (u.host == NULL)
+        goto nomem;
+
+    if (*p == ':') {
+        size_t n = strcspn(p + 1, "/");
+        long port = number(p + 1, n, 1, 65535);
+        if (port < 0)
+            FAIL("URL port \"%.*s\" is not a number in 1..65535",
+                 (int)(n > 16 ? 16 : n), p + 1);
+        u.port = (int)port;
+        p += 1 + n;
+    }
+    if (*p == '/') {
+        size_t n = strlen(p + 1);
+        if (n > 0) {
+            long db = number(p + 1, n, 0, 2147483647L);
+            if (db < 0)
+                FAIL("URL database \"%.*s\" is not a number >= 0",
+                     (int)(n > 16 ? 16 : n), p + 1);
+            u.db = (int)db;
+        }
+    } else if (*p != '\0') {
+        FAIL("URL has unexpected text after the host: \"%.32s\"", p);
+    }
+    *out = u;
+    return 0;
+
+decode_fail:
+    if (bad)
+        FAIL("URL user or password has a malformed %%-escape");
+nomem:
+    rc = RDL_ENOMEM;
+    snprintf(err, errlen, "out of memory");
+fail:
+    rdl__url_clear(&u);
+    return rc;
+}
+
+void rdl__url_clear(rdl__url *u)
+{
+    rdl__free(u->host);
+    rdl__free(u->user);
+    rdl__free(u->pass);
+    u->host = u->user = u->pass = NULL;
+}

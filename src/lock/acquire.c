@@ -1,0 +1,274 @@
+/* Acquisition with waiting (DESIGN §9), shared by the lock kinds.
+ *
+ *   try ── acquired ──────────────────────────────> done (0)
+ *    │ held by another
+ *    ├─ one try ─────────────────────────────────> done (RDL_EBUSY)
+ *    ├─ budget spent ────────────────────────────> done (RDL_ETIMEDOUT)
+ *    └─ join the channel, sleep ≤ min(holder's lease, budget)
+ *         └─ woken by a release message, by the subscription being
+ *            confirmed, or by the timer ──> try
+ *
+ * No polling loop: between tries the waiter sleeps until something says the
+ * lock may be free, and the cap on each sleep makes a lost message or a
+ * crashed holder (Redis publishes nothing on expiry) cost at most one lease.
+ * A wake-up that arrives while a try is in flight makes the next step a try
+ * instead of a sleep, so no release is missed between a try and its sleep.
+ *
+ * A try whose outcome is unknown (connection lost, command timeout) is sent
+ * again with the same request id; the script applies a request once, so the
+ * retry tells the outcome instead of counting twice. A cancelled acquisition
+ * whose try turned out to succeed releases that hold before reporting
+ * RDL_ECANCELED: cancelling never leaves a lock held. */
+#include <string.h>
+
+#include "lock_int.h"
+
+static void send_try(rdl__acquire *op);
+
+static void on_timer_closed(uv_handle_t *h)
+{
+    rdl__acquire *op = h->data;
+    rdl_client_t *c = op->lock->c;
+    rdl__free(op);
+    rdl__client_handle_closed(c);
+}
+
+static void complete(rdl__acquire *op, int status)
+{
+    rdl_req_t *req = op->req;
+    rdl_lock_t *lock = op->lock;
+
+    op->done = 1;
+    rdl__client_active_remove(&op->active);
+    if (op->joined) {
+        rdl__hub_leave(&op->waiter);
+        op->joined = 0;
+    }
+    uv_timer_stop(&op->timer);
+    uv_close((uv_handle_t *)&op->timer, on_timer_closed);
+    switch (status) {
+    case RDL_EBUSY:
+        rdl__errmsg_set(lock->c, "lock \"%.200s\" is held by another owner",
+                        lock->name);
+        break;
+    case RDL_ETIMEDOUT:
+        rdl__errmsg_set(lock->c, "lock \"%.200s\" was not acquired within "
+                                 "the wait budget",
+                        lock->name);
+        break;
+    case RDL_ECANCELED:
+        rdl__errmsg_set(lock->c, "acquisition of \"%.200s\" was cancelled",
+                        lock->name);
+        break;
+    default:
+        break;
+    }
+    req->internal = NULL;
+    op->cb(req, status);
+}
+
+static void on_undone(rdl_req_t *req, int status)
+{
+    (void)req;
+    (void)status; /* if it failed, the hold ends with its lease */
+}
+
+/* The try of a cancelled acquisition succeeded: give the level back. */
+static void undo(rdl__acquire *op)
+{
+    if (rdl__release_start(NULL, op->lock, op->owner, on_undone) != 0)
+        rdl__errmsg_set(op->lock->c, "could not release a cancelled hold");
+}
+
+static void on_timer(uv_timer_t *t)
+{
+    rdl__acquire *op = t->data;
+    if (!op->inflight && !op->canceled)
+        send_try(op);
+}
+
+static void on_wake(rdl__waiter *w, int event)
+{
+    rdl__acquire *op = RDL_CONTAINER_OF(w, rdl__acquire, waiter);
+    (void)event;
+    if (op->canceled)
+        return;
+    if (op->inflight) {
+        op->again = 1;
+        return;
+    }
+    uv_timer_stop(&op->timer);
+    send_try(op);
+}
+
+/* The lock is held by someone else and budget remains: sleep. */
+static void wait_for_release(rdl__acquire *op, int64_t pttl_ms)
+{
+    uint64_t now = rdl__now_ms(), sleep_ms;
+    int rc;
+
+    if (!op->joined) {
+        rc = rdl__hub_join(op->lock->c, op->lock->channel, &op->waiter,
+                           on_wake);
+        if (rc < 0) {
+            complete(op, rc);
+            return;
+        }
+        op->joined = 1;
+        /* rc 0: the subscription is on its way, and its confirmation will
+         * wake us for the try that closes the gap before it; the timer
+         * below still caps the wait. */
+    }
+    if (op->again || rdl__hub_sleep(&op->waiter)) {
+        op->again = 0;
+        send_try(op);
+        return;
+    }
+    sleep_ms = op->deadline == UINT64_MAX ? UINT64_MAX : op->deadline - now;
+    if (pttl_ms >= 0 && (uint64_t)pttl_ms < sleep_ms)
+        sleep_ms = (uint64_t)pttl_ms;
+    if (sleep_ms == UINT64_MAX)
+        sleep_ms = (uint64_t)op->lease_ms; /* no lease known: still capped */
+    uv_timer_start(&op->timer, on_timer, sleep_ms > 0 ? sleep_ms : 1, 0);
+}
+
+static void on_try(void *data, int status, const redisReply *r)
+{
+    rdl__acquire *op = data;
+    rdl_lock_t *lock = op->lock;
+    uint64_t now;
+    rdl__try res;
+
+    op->inflight = 0;
+    if (status == 0)
+        status = lock->kind->parse_try(r, &res);
+    if (status == 0 && res.acquired) {
+        if (op->canceled) {
+            undo(op);
+            complete(op, RDL_ECANCELED);
+            return;
+        }
+        rdl__hold_set(lock, op->owner, res.token, res.count);
+        op->req->fencing_token = res.token;
+        RDL__STAT_INC(lock->c, acquires);
+        complete(op, 0);
+        return;
+    }
+    now = rdl__now_ms();
+    if (status != 0) {
+        int budget = now < op->deadline && !op->one_try;
+        if (rdl__outcome_unknown(status) &&
+            (budget || op->unknown < RDL__UNKNOWN_RETRIES)) {
+            op->unknown++;
+            send_try(op); /* same request id: applied at most once */
+            return;
+        }
+        if (status == RDL_ECONNREFUSED && budget && !op->canceled) {
+            send_try(op); /* never written: waits for the connection */
+            return;
+        }
+        /* A cancelled request reports RDL_ECANCELED when nothing can be
+         * held; an outcome that stayed unknown is reported as such. */
+        complete(op, op->canceled && !rdl__outcome_unknown(status)
+                         ? RDL_ECANCELED
+                         : status);
+        return;
+    }
+    op->unknown = 0;
+    if (op->canceled)
+        complete(op, RDL_ECANCELED);
+    else if (op->one_try)
+        complete(op, RDL_EBUSY);
+    else if (now >= op->deadline)
+        complete(op, RDL_ETIMEDOUT);
+    else
+        wait_for_release(op, res.pttl_ms);
+}
+
+static void send_try(rdl__acquire *op)
+{
+    int rc;
+    if (op->joined)
+        rdl__hub_busy(&op->waiter);
+    op->again = 0;
+    RDL__STAT_INC(op->lock->c, attempts);
+    rc = op->lock->kind->send_try(op, on_try);
+    if (rc != 0) {
+        complete(op, rc);
+        return;
+    }
+    op->inflight = 1;
+}
+
+static void on_abort(rdl__active *a)
+{
+    rdl__acquire *op = RDL_CONTAINER_OF(a, rdl__acquire, active);
+    complete(op, RDL_ECLOSED);
+}
+
+static void on_cancel_task(rdl__task *t, int status)
+{
+    rdl__acquire *op = RDL_CONTAINER_OF(t, rdl__acquire, task);
+    (void)status;
+    if (!op->done)
+        complete(op, RDL_ECANCELED);
+}
+
+static int cancel(rdl__op *base)
+{
+    rdl__acquire *op = RDL_CONTAINER_OF(base, rdl__acquire, op);
+    if (op->canceled || op->done)
+        return 0;
+    op->canceled = 1;
+    if (op->inflight)
+        return 0; /* the reply decides, and undoes a success */
+    uv_timer_stop(&op->timer);
+    /* The callback must not run inside rdl_req_cancel(). If the client is
+     * closing, the shutdown completes the request instead. */
+    op->task.run = on_cancel_task;
+    (void)rdl__client_post(op->lock->c, &op->task);
+    return 0;
+}
+
+int rdl__acquire_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
+                       int64_t wait_ms, int64_t lease_ms, rdl_req_cb cb)
+{
+    rdl_client_t *c = lock->c;
+    rdl__acquire *op = rdl__calloc(1, sizeof(*op));
+    uint64_t now = rdl__now_ms();
+    int rc;
+
+    if (op == NULL)
+        return RDL_ENOMEM;
+    op->op.cancel = cancel;
+    op->req = req;
+    op->cb = cb;
+    op->lock = lock;
+    op->owner = owner;
+    op->lease_ms = lease_ms == RDL_LEASE_AUTO ? c->watchdog_ms : lease_ms;
+    op->one_try = wait_ms == 0;
+    op->deadline = wait_ms == RDL_WAIT_FOREVER ||
+                           (uint64_t)wait_ms > UINT64_MAX - now
+                       ? UINT64_MAX
+                       : now + (uint64_t)wait_ms;
+    rdl__client_owner(c, owner, op->owner_str);
+    rdl__client_reqid(c, op->reqid);
+    rdl__queue_init(&op->active.node);
+    op->active.abort = on_abort;
+    uv_timer_init(c->loop, &op->timer);
+    op->timer.data = op;
+    rdl__client_handle_opened(c);
+
+    RDL__STAT_INC(c, attempts);
+    rc = lock->kind->send_try(op, on_try);
+    if (rc != 0) {
+        uv_close((uv_handle_t *)&op->timer, on_timer_closed);
+        return rc;
+    }
+    op->inflight = 1;
+    rdl__client_active_add(c, &op->active);
+    req->lock = lock;
+    req->fencing_token = 0;
+    req->internal = &op->op;
+    return 0;
+}

@@ -1,0 +1,349 @@
+/* The public lock calls: argument checks, local holds, and the blocking
+ * forms of the async operations. The kinds supply scripts and parsers
+ * (rdl__lock_kind); waiting and retries live in acquire.c and release.c. */
+#include <string.h>
+
+#include "lock_int.h"
+
+/* ---- construction ---------------------------------------------------------- */
+
+int rdl__lock_create(rdl_client_t *c, const char *name,
+                     const rdl__lock_kind *kind, rdl_lock_t **out)
+{
+    rdl_lock_t *lock;
+    if (out == NULL)
+        return RDL_EINVAL;
+    *out = NULL;
+    if (c == NULL)
+        return RDL_EINVAL;
+    if (rdl__name_check(name) != 0) {
+        rdl__errmsg_set(c, "a lock name is 1..%d bytes", RDL__NAME_MAX);
+        return RDL_EINVAL;
+    }
+    if (c->state == RDL__CLIENT_CLOSING || c->state == RDL__CLIENT_CLOSED) {
+        rdl__errmsg_set(c, "the client is closed");
+        return RDL_ECLOSED;
+    }
+    lock = rdl__calloc(1, sizeof(*lock));
+    if (lock == NULL)
+        return RDL_ENOMEM;
+    lock->kind = kind;
+    lock->c = c;
+    lock->name = rdl__strdup(name);
+    lock->key_hold = rdl__key(c->prefix, kind->name, name, NULL);
+    lock->key_fence = rdl__key(c->prefix, kind->name, name, "fence");
+    lock->channel = rdl__key(c->prefix, kind->name, name, "ch");
+    if (lock->name == NULL || lock->key_hold == NULL ||
+        lock->key_fence == NULL || lock->channel == NULL ||
+        uv_mutex_init(&lock->mu) != 0) {
+        rdl__free(lock->name);
+        rdl__free(lock->key_hold);
+        rdl__free(lock->key_fence);
+        rdl__free(lock->channel);
+        rdl__free(lock);
+        return RDL_ENOMEM;
+    }
+    *out = lock;
+    return 0;
+}
+
+int rdl_lock_new(rdl_client_t *c, const char *name, rdl_lock_t **out)
+{
+    return rdl__lock_create(c, name, &rdl__reentrant_kind, out);
+}
+
+void rdl_lock_free(rdl_lock_t *lock)
+{
+    if (lock == NULL)
+        return;
+    uv_mutex_destroy(&lock->mu);
+    rdl__free(lock->holds);
+    rdl__free(lock->name);
+    rdl__free(lock->key_hold);
+    rdl__free(lock->key_fence);
+    rdl__free(lock->channel);
+    rdl__free(lock);
+}
+
+const char *rdl_lock_name(const rdl_lock_t *lock)
+{
+    return lock != NULL ? lock->name : NULL;
+}
+
+/* ---- local holds ----------------------------------------------------------- */
+
+static rdl__hold *find_hold(const rdl_lock_t *lock, rdl_owner_t owner)
+{
+    size_t i;
+    for (i = 0; i < lock->nholds; i++)
+        if (lock->holds[i].owner == owner)
+            return &lock->holds[i];
+    return NULL;
+}
+
+void rdl__hold_set(rdl_lock_t *lock, rdl_owner_t owner, uint64_t token,
+                   uint32_t count)
+{
+    rdl__hold *h;
+    uv_mutex_lock(&lock->mu);
+    h = find_hold(lock, owner);
+    if (h == NULL) {
+        if (lock->nholds == lock->cap) {
+            size_t cap = lock->cap ? lock->cap * 2 : 2;
+            rdl__hold *nh = rdl__realloc(lock->holds, cap * sizeof(*nh));
+            if (nh == NULL) {
+                /* Only the local view suffers: the token getter returns 0
+                 * and a later loss reports RDL_ENOTHELD, not RDL_ELOST. */
+                uv_mutex_unlock(&lock->mu);
+                return;
+            }
+            lock->holds = nh;
+            lock->cap = cap;
+        }
+        h = &lock->holds[lock->nholds++];
+        h->owner = owner;
+    }
+    h->token = token;
+    h->count = count;
+    uv_mutex_unlock(&lock->mu);
+}
+
+int rdl__hold_remove(rdl_lock_t *lock, rdl_owner_t owner)
+{
+    rdl__hold *h;
+    uv_mutex_lock(&lock->mu);
+    h = find_hold(lock, owner);
+    if (h != NULL)
+        *h = lock->holds[--lock->nholds];
+    uv_mutex_unlock(&lock->mu);
+    return h != NULL;
+}
+
+void rdl__hold_clear(rdl_lock_t *lock)
+{
+    uv_mutex_lock(&lock->mu);
+    lock->nholds = 0;
+    uv_mutex_unlock(&lock->mu);
+}
+
+uint64_t rdl_lock_fencing_token(const rdl_lock_t *lock, rdl_owner_t owner)
+{
+    rdl_lock_t *l = (rdl_lock_t *)lock; /* the mutex is not part of the value */
+    rdl__hold *h;
+    uint64_t token;
+    if (lock == NULL)
+        return 0;
+    uv_mutex_lock(&l->mu);
+    h = find_hold(l, owner);
+    token = h != NULL ? h->token : 0;
+    uv_mutex_unlock(&l->mu);
+    return token;
+}
+
+/* ---- argument checks ------------------------------------------------------- */
+
+static int check_durations(rdl_lock_t *lock, int64_t wait_ms,
+                           int64_t lease_ms)
+{
+    if (wait_ms < 0 && wait_ms != RDL_WAIT_FOREVER) {
+        rdl__errmsg_set(lock->c, "wait_ms %lld: use >= 0 or RDL_WAIT_FOREVER",
+                        (long long)wait_ms);
+        return RDL_EINVAL;
+    }
+    if (lease_ms <= 0 && lease_ms != RDL_LEASE_AUTO) {
+        rdl__errmsg_set(lock->c, "lease_ms %lld: use > 0 or RDL_LEASE_AUTO",
+                        (long long)lease_ms);
+        return RDL_EINVAL;
+    }
+    return 0;
+}
+
+/* ---- async ----------------------------------------------------------------- */
+
+int rdl_lock_acquire_async(rdl_req_t *req, rdl_lock_t *lock,
+                           rdl_owner_t owner, int64_t wait_ms,
+                           int64_t lease_ms, rdl_req_cb cb)
+{
+    int rc;
+    if (req == NULL || lock == NULL || cb == NULL || req->internal != NULL)
+        return RDL_EINVAL;
+    if ((rc = rdl__client_check_async(lock->c)) != 0 ||
+        (rc = check_durations(lock, wait_ms, lease_ms)) != 0)
+        return rc;
+    return rdl__acquire_start(req, lock, owner, wait_ms, lease_ms, cb);
+}
+
+int rdl_lock_release_async(rdl_req_t *req, rdl_lock_t *lock,
+                           rdl_owner_t owner, rdl_req_cb cb)
+{
+    int rc;
+    if (req == NULL || lock == NULL || cb == NULL || req->internal != NULL)
+        return RDL_EINVAL;
+    if ((rc = rdl__client_check_async(lock->c)) != 0)
+        return rc;
+    return rdl__release_start(req, lock, owner, cb);
+}
+
+int rdl_req_cancel(rdl_req_t *req)
+{
+    rdl__op *op;
+    if (req == NULL || req->internal == NULL)
+        return RDL_EINVAL;
+    op = req->internal;
+    return op->cancel(op);
+}
+
+/* ---- blocking -------------------------------------------------------------- */
+
+typedef struct lock_call {
+    rdl__sync sync;
+    rdl_req_t req;
+    rdl_lock_t *lock;
+    rdl_owner_t owner;
+    int64_t wait_ms;
+    int64_t lease_ms;
+    rdl_lock_info_t *info;
+    int unknown;
+} lock_call;
+
+static void on_req_done(rdl_req_t *req, int status)
+{
+    lock_call *k = req->data;
+    rdl__sync_done(&k->sync, status);
+}
+
+static void start_acquire(rdl__sync *s)
+{
+    lock_call *k = RDL_CONTAINER_OF(s, lock_call, sync);
+    int rc = rdl__acquire_start(&k->req, k->lock, k->owner, k->wait_ms,
+                                k->lease_ms, on_req_done);
+    if (rc != 0)
+        rdl__sync_done(s, rc);
+}
+
+static void start_release(rdl__sync *s)
+{
+    lock_call *k = RDL_CONTAINER_OF(s, lock_call, sync);
+    int rc = rdl__release_start(&k->req, k->lock, k->owner, on_req_done);
+    if (rc != 0)
+        rdl__sync_done(s, rc);
+}
+
+static int call(rdl_lock_t *lock, lock_call *k, void (*start)(rdl__sync *))
+{
+    k->lock = lock;
+    k->req.data = k;
+    k->sync.start = start;
+    return rdl__sync_call(lock->c, &k->sync);
+}
+
+int rdl_lock_acquire_as(rdl_lock_t *lock, rdl_owner_t owner, int64_t wait_ms,
+                        int64_t lease_ms)
+{
+    lock_call k;
+    int rc;
+    if (lock == NULL)
+        return RDL_EINVAL;
+    if ((rc = check_durations(lock, wait_ms, lease_ms)) != 0)
+        return rc;
+    memset(&k, 0, sizeof(k));
+    k.owner = owner;
+    k.wait_ms = wait_ms;
+    k.lease_ms = lease_ms;
+    return call(lock, &k, start_acquire);
+}
+
+int rdl_lock_acquire(rdl_lock_t *lock, int64_t wait_ms, int64_t lease_ms)
+{
+    return rdl_lock_acquire_as(lock, rdl_owner_self(), wait_ms, lease_ms);
+}
+
+int rdl_lock_release_as(rdl_lock_t *lock, rdl_owner_t owner)
+{
+    lock_call k;
+    if (lock == NULL)
+        return RDL_EINVAL;
+    memset(&k, 0, sizeof(k));
+    k.owner = owner;
+    return call(lock, &k, start_release);
+}
+
+int rdl_lock_release(rdl_lock_t *lock)
+{
+    return rdl_lock_release_as(lock, rdl_owner_self());
+}
+
+/* Force release and info are single script calls; an unknown outcome is
+ * retried (both are safe to repeat). */
+
+static void on_force(void *data, int status, const redisReply *r);
+static void on_info(void *data, int status, const redisReply *r);
+
+static void start_force(rdl__sync *s)
+{
+    lock_call *k = RDL_CONTAINER_OF(s, lock_call, sync);
+    int rc = k->lock->kind->send_force(k->lock, on_force, k);
+    if (rc != 0)
+        rdl__sync_done(s, rc);
+}
+
+static void on_force(void *data, int status, const redisReply *r)
+{
+    lock_call *k = data;
+    if (rdl__outcome_unknown(status) && k->unknown++ < RDL__UNKNOWN_RETRIES) {
+        start_force(&k->sync);
+        return;
+    }
+    if (status == 0)
+        status = k->lock->kind->parse_force(r);
+    if (status == 0)
+        rdl__hold_clear(k->lock);
+    else if (status == RDL_ENOTHELD)
+        rdl__errmsg_set(k->lock->c, "lock \"%.200s\" was not held",
+                        k->lock->name);
+    rdl__sync_done(&k->sync, status);
+}
+
+int rdl_lock_force_release(rdl_lock_t *lock)
+{
+    lock_call k;
+    if (lock == NULL)
+        return RDL_EINVAL;
+    memset(&k, 0, sizeof(k));
+    return call(lock, &k, start_force);
+}
+
+static void start_info(rdl__sync *s)
+{
+    lock_call *k = RDL_CONTAINER_OF(s, lock_call, sync);
+    char owner[64];
+    int rc;
+    rdl__client_owner(k->lock->c, k->owner, owner);
+    rc = k->lock->kind->send_info(k->lock, owner, on_info, k);
+    if (rc != 0)
+        rdl__sync_done(s, rc);
+}
+
+static void on_info(void *data, int status, const redisReply *r)
+{
+    lock_call *k = data;
+    if (rdl__outcome_unknown(status) && k->unknown++ < RDL__UNKNOWN_RETRIES) {
+        start_info(&k->sync);
+        return;
+    }
+    if (status == 0)
+        status = k->lock->kind->parse_info(r, k->info);
+    rdl__sync_done(&k->sync, status);
+}
+
+int rdl_lock_info(rdl_lock_t *lock, rdl_owner_t owner, rdl_lock_info_t *out)
+{
+    lock_call k;
+    if (lock == NULL || out == NULL)
+        return RDL_EINVAL;
+    memset(&k, 0, sizeof(k));
+    memset(out, 0, sizeof(*out));
+    k.owner = owner;
+    k.info = out;
+    return call(lock, &k, start_info);
+}

@@ -1,0 +1,128 @@
+/* The common lock interface: what every lock kind provides (a vtable of
+ * script senders and reply parsers) and the machinery they share (waiting,
+ * retries, local holds, the blocking facade). Loop thread unless noted. */
+#ifndef RDL_LOCK_INT_H
+#define RDL_LOCK_INT_H
+
+#include "core/internal.h"
+
+/* How long the fence key of a name outlives its last hold. Tokens stay
+ * strictly increasing through any server clock step back that is shorter
+ * than this (see scripts/lock_acquire.lua). */
+#define RDL__FENCE_RETENTION_MS 86400000
+
+/* Unknown-outcome failures retried after the wait budget is spent. */
+#define RDL__UNKNOWN_RETRIES 3
+
+/* One try's result. */
+typedef struct rdl__try {
+    int acquired;
+    uint64_t token;  /* acquired */
+    uint32_t count;  /* acquired: the owner's hold count */
+    int64_t pttl_ms; /* busy: the holder's remaining lease, -1 if unknown */
+} rdl__try;
+
+typedef struct rdl__acquire rdl__acquire;
+typedef struct rdl__release rdl__release;
+
+/* What a lock kind provides. Every send_* returns 0 or a negative code (then
+ * fn is not called); every parse_* returns 0 or a negative code. */
+typedef struct rdl__lock_kind {
+    const char *name; /* key segment, e.g. "lock" */
+    int (*send_try)(rdl__acquire *op, rdl__reply_fn fn);
+    int (*parse_try)(const redisReply *r, rdl__try *out);
+    int (*send_release)(rdl__release *op, rdl__reply_fn fn);
+    /* 0 (one level released; *remaining levels left) or RDL_ENOTHELD. */
+    int (*parse_release)(const redisReply *r, uint32_t *remaining);
+    int (*send_force)(rdl_lock_t *lock, rdl__reply_fn fn, void *data);
+    /* 0 (freed) or RDL_ENOTHELD (was free). */
+    int (*parse_force)(const redisReply *r);
+    int (*send_info)(rdl_lock_t *lock, const char *owner, rdl__reply_fn fn,
+                     void *data);
+    int (*parse_info)(const redisReply *r, rdl_lock_info_t *out);
+} rdl__lock_kind;
+
+/* What this client knows of one owner's hold. */
+typedef struct rdl__hold {
+    rdl_owner_t owner;
+    uint64_t token;
+    uint32_t count;
+} rdl__hold;
+
+struct rdl_lock_s {
+    const rdl__lock_kind *kind;
+    rdl_client_t *c;
+    char *name;
+    char *key_hold;
+    char *key_fence;
+    char *channel;
+    uv_mutex_t mu; /* guards holds: read from any thread */
+    rdl__hold *holds;
+    size_t nholds;
+    size_t cap;
+};
+
+/* The private part of an rdl_req_t: req->internal points at this header,
+ * the first member of every request operation. */
+typedef struct rdl__op {
+    int (*cancel)(struct rdl__op *op);
+} rdl__op;
+
+/* An acquisition in progress (acquire.c). */
+struct rdl__acquire {
+    rdl__op op;
+    rdl__active active;
+    rdl__task task; /* deferred completion after a cancel */
+    rdl_req_t *req;
+    rdl_req_cb cb;
+    rdl_lock_t *lock;
+    rdl_owner_t owner;
+    char owner_str[64];
+    char reqid[64];
+    int64_t lease_ms;
+    uint64_t deadline; /* monotonic ms; UINT64_MAX: no limit */
+    int one_try;       /* wait_ms was 0 */
+    uv_timer_t timer;
+    rdl__waiter waiter;
+    int unknown; /* unknown-outcome failures in a row */
+    unsigned inflight : 1, again : 1, canceled : 1, done : 1, joined : 1;
+};
+
+/* A release in progress (release.c). */
+struct rdl__release {
+    rdl__op op;
+    rdl_req_t *req; /* NULL for the release of a cancelled acquisition */
+    rdl_req_cb cb;
+    rdl_lock_t *lock;
+    rdl_owner_t owner;
+    char owner_str[64];
+    char reqid[64];
+    int unknown;
+};
+
+/* acquire.c / release.c: start an operation (arguments checked). */
+int rdl__acquire_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
+                       int64_t wait_ms, int64_t lease_ms, rdl_req_cb cb);
+int rdl__release_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
+                       rdl_req_cb cb);
+
+/* lock.c: local holds (any thread). */
+void rdl__hold_set(rdl_lock_t *lock, rdl_owner_t owner, uint64_t token,
+                   uint32_t count);
+/* Removes the owner's hold; returns 1 if there was one. */
+int rdl__hold_remove(rdl_lock_t *lock, rdl_owner_t owner);
+void rdl__hold_clear(rdl_lock_t *lock);
+
+/* 1 for failures after which the command may or may not have run. */
+static inline int rdl__outcome_unknown(int status)
+{
+    return status == RDL_ECONNLOST || status == RDL_ECMDTIMEOUT;
+}
+
+/* lock.c: creates a lock of the given kind (used by every constructor). */
+int rdl__lock_create(rdl_client_t *c, const char *name,
+                     const rdl__lock_kind *kind, rdl_lock_t **out);
+
+extern const rdl__lock_kind rdl__reentrant_kind;
+
+#endif

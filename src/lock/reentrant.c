@@ -1,0 +1,117 @@
+/* The reentrant lock (Redisson's RLock): scripts/lock_*.lua and their
+ * replies. One hash per lock holds the owner, its hold count, its fencing
+ * token and the last request applied; a fence hash keeps the last token
+ * issued beyond the hold's life. */
+#include <stdio.h>
+
+#include "lock_int.h"
+
+/* Reads element i of an array reply as an integer. */
+static int int_at(const redisReply *r, size_t i, long long *out)
+{
+    if (r == NULL || r->type != REDIS_REPLY_ARRAY || i >= r->elements ||
+        r->element[i]->type != REDIS_REPLY_INTEGER)
+        return RDL_EPROTO;
+    *out = r->element[i]->integer;
+    return 0;
+}
+
+static int send_try(rdl__acquire *op, rdl__reply_fn fn)
+{
+    rdl_lock_t *lock = op->lock;
+    char lease[24], keep[24];
+    const char *keys[2] = {lock->key_hold, lock->key_fence};
+    const char *args[4] = {op->owner_str, lease, op->reqid, keep};
+    snprintf(lease, sizeof(lease), "%lld", (long long)op->lease_ms);
+    snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
+    return rdl__script_run(lock->c, RDL__SCRIPT_LOCK_ACQUIRE, 2, keys, 4, args,
+                           fn, op);
+}
+
+static int parse_try(const redisReply *r, rdl__try *out)
+{
+    long long flag, a, b;
+    if (int_at(r, 0, &flag) != 0 || int_at(r, 1, &a) != 0)
+        return RDL_EPROTO;
+    if (flag == 1) {
+        if (int_at(r, 2, &b) != 0 || a <= 0 || b <= 0)
+            return RDL_EPROTO;
+        out->acquired = 1;
+        out->token = (uint64_t)a;
+        out->count = (uint32_t)b;
+        return 0;
+    }
+    out->acquired = 0;
+    out->pttl_ms = a;
+    return 0;
+}
+
+static int send_release(rdl__release *op, rdl__reply_fn fn)
+{
+    rdl_lock_t *lock = op->lock;
+    char keep[24];
+    const char *keys[2] = {lock->key_hold, lock->key_fence};
+    const char *args[5] = {op->owner_str, op->reqid, "publish", lock->channel,
+                           keep};
+    snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
+    return rdl__script_run(lock->c, RDL__SCRIPT_LOCK_RELEASE, 2, keys, 5, args,
+                           fn, op);
+}
+
+static int parse_release(const redisReply *r, uint32_t *remaining)
+{
+    long long flag, n;
+    if (int_at(r, 0, &flag) != 0)
+        return RDL_EPROTO;
+    if (flag == 0)
+        return RDL_ENOTHELD;
+    if (int_at(r, 1, &n) != 0 || n < 0)
+        return RDL_EPROTO;
+    *remaining = (uint32_t)n;
+    return 0;
+}
+
+static int send_force(rdl_lock_t *lock, rdl__reply_fn fn, void *data)
+{
+    const char *keys[1] = {lock->key_hold};
+    const char *args[2] = {"publish", lock->channel};
+    return rdl__script_run(lock->c, RDL__SCRIPT_LOCK_FORCE_RELEASE, 1, keys, 2,
+                           args, fn, data);
+}
+
+static int parse_force(const redisReply *r)
+{
+    if (r == NULL || r->type != REDIS_REPLY_INTEGER)
+        return RDL_EPROTO;
+    return r->integer == 1 ? 0 : RDL_ENOTHELD;
+}
+
+static int send_info(rdl_lock_t *lock, const char *owner, rdl__reply_fn fn,
+                     void *data)
+{
+    const char *keys[2] = {lock->key_hold, lock->key_fence};
+    const char *args[1] = {owner};
+    return rdl__script_run(lock->c, RDL__SCRIPT_LOCK_INFO, 2, keys, 1, args,
+                           fn, data);
+}
+
+static int parse_info(const redisReply *r, rdl_lock_info_t *out)
+{
+    long long locked, count, pttl, token;
+    if (int_at(r, 0, &locked) != 0 || int_at(r, 1, &count) != 0 ||
+        int_at(r, 2, &pttl) != 0 || int_at(r, 3, &token) != 0)
+        return RDL_EPROTO;
+    out->locked = locked != 0;
+    out->held_by_owner = count > 0;
+    out->hold_count = (uint32_t)count;
+    out->holders = locked != 0;
+    out->waiters = 0;
+    out->ttl_ms = pttl;
+    out->fencing_token = (uint64_t)token;
+    return 0;
+}
+
+const rdl__lock_kind rdl__reentrant_kind = {
+    "lock",       send_try,   parse_try,  send_release, parse_release,
+    send_force,   parse_force, send_info, parse_info,
+};

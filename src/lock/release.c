@@ -1,0 +1,90 @@
+/* Release of one level of a hold, shared by the lock kinds. An unknown
+ * outcome (connection lost, command timeout) is retried with the same
+ * request id, which the script applies at most once, so a retry never
+ * releases two levels. */
+#include "lock_int.h"
+
+static void send_release(rdl__release *op);
+
+static void complete(rdl__release *op, int status)
+{
+    rdl_lock_t *lock = op->lock;
+    if (status == RDL_ENOTHELD)
+        rdl__errmsg_set(lock->c, "lock \"%.200s\" is not held by this owner",
+                        lock->name);
+    else if (status == RDL_ELOST)
+        rdl__errmsg_set(lock->c, "the hold of lock \"%.200s\" was lost before "
+                                 "the release (its lease ended, or it was "
+                                 "force-released)",
+                        lock->name);
+    if (op->req != NULL)
+        op->req->internal = NULL;
+    op->cb(op->req, status);
+    rdl__free(op);
+}
+
+static void on_release(void *data, int status, const redisReply *r)
+{
+    rdl__release *op = data;
+    rdl_lock_t *lock = op->lock;
+    uint32_t remaining = 0;
+
+    if (status == 0)
+        status = lock->kind->parse_release(r, &remaining);
+    if (rdl__outcome_unknown(status) && op->unknown < RDL__UNKNOWN_RETRIES) {
+        op->unknown++;
+        send_release(op);
+        return;
+    }
+    if (status == 0) {
+        if (remaining > 0) {
+            uint64_t token = rdl_lock_fencing_token(lock, op->owner);
+            rdl__hold_set(lock, op->owner, token, remaining);
+        } else {
+            (void)rdl__hold_remove(lock, op->owner);
+        }
+    } else if (status == RDL_ENOTHELD && rdl__hold_remove(lock, op->owner)) {
+        /* This client knew the owner held it: the hold ended under it. */
+        status = RDL_ELOST;
+    }
+    complete(op, status);
+}
+
+static void send_release(rdl__release *op)
+{
+    int rc = op->lock->kind->send_release(op, on_release);
+    if (rc != 0)
+        complete(op, rc);
+}
+
+static int cancel(rdl__op *op)
+{
+    (void)op; /* a release is decided by the server; it completes as is */
+    return 0;
+}
+
+int rdl__release_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
+                       rdl_req_cb cb)
+{
+    rdl__release *op = rdl__calloc(1, sizeof(*op));
+    int rc;
+    if (op == NULL)
+        return RDL_ENOMEM;
+    op->op.cancel = cancel;
+    op->req = req;
+    op->cb = cb;
+    op->lock = lock;
+    op->owner = owner;
+    rdl__client_owner(lock->c, owner, op->owner_str);
+    rdl__client_reqid(lock->c, op->reqid);
+    rc = lock->kind->send_release(op, on_release);
+    if (rc != 0) {
+        rdl__free(op);
+        return rc;
+    }
+    if (req != NULL) {
+        req->lock = lock;
+        req->internal = &op->op;
+    }
+    return 0;
+}
