@@ -86,11 +86,14 @@ RDL_API int rdl_client_set_watchdog_ms(rdl_client_t *c, int64_t lease_ms);
  * Runs the client on the caller's libuv loop instead of a thread of its own.
  * Then rdl_client_connect() must be called on the thread that runs that
  * loop, it returns at once (commands wait until the connection is ready, or
- * fail with RDL_ECONNREFUSED after the connect timeout), async calls and
+ * fail with RDL_ECONNREFUSED after the command timeout), async calls and
  * their callbacks run on that thread, and blocking calls may be made only
- * from other threads while the loop runs. The loop must keep running until
- * rdl_client_close() has returned, and must not be closed before
- * rdl_client_free().
+ * from other threads while the loop runs. rdl_client_close() may be called
+ * from the loop thread (also from a callback): it completes what is pending
+ * and starts closing the handles, which the loop finishes on its next turns;
+ * rdl_client_free() may follow at once, and the memory is released when the
+ * last handle has closed. Run the loop until it returns before closing it
+ * with uv_loop_close().
  *
  * @return 0; RDL_EINVAL for NULL or after connect.
  * Thread safety: as rdl_client_set_url().
@@ -114,21 +117,23 @@ RDL_API RDL_NODISCARD int rdl_client_connect(rdl_client_t *c);
 
 /**
  * Closes the client: pending and waiting requests complete with
- * RDL_ECLOSED, connections close, the loop thread is joined. Holds are not
- * released: they expire by their leases (use rdl_lock_release() first for a
- * prompt hand-off). Later calls on the client or its locks return
- * RDL_ECLOSED. Closing twice is harmless.
+ * RDL_ECLOSED (their callbacks run during this call), connections close,
+ * the loop thread is joined. Holds are not released: they expire by their
+ * leases (use rdl_lock_release() first for a prompt hand-off). Later calls
+ * on the client or its locks return RDL_ECLOSED. Closing twice, or closing
+ * a client that never connected, is harmless.
  *
- * @return 0; RDL_EDEADLK when called from the client's loop thread with the
- *         client's own loop (a callback cannot join its own thread).
- * Thread safety: any thread but the loop thread; not concurrently with
- * rdl_client_free().
+ * @return 0; RDL_EINVAL for NULL; RDL_EDEADLK when called on the client's
+ *         own loop thread (from a callback: a thread cannot join itself).
+ * Thread safety: any thread (with the client's own loop: any but the loop
+ * thread); not concurrently with rdl_client_free().
  */
 RDL_API int rdl_client_close(rdl_client_t *c);
 
 /**
  * Closes the client if needed and frees it. Locks made from it must be freed
- * first. NULL is fine.
+ * first. NULL is fine. Called on the client's own loop thread it does
+ * nothing (see rdl_client_close()).
  * Thread safety: as rdl_client_close().
  */
 RDL_API void rdl_client_free(rdl_client_t *c);
