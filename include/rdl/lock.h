@@ -50,7 +50,11 @@ RDL_API RDL_NODISCARD int rdl_lock_new(rdl_client_t *c, const char *name,
  */
 RDL_API void rdl_lock_free(rdl_lock_t *lock);
 
-/** The lock's name as given to its constructor. Thread safety: any thread. */
+/**
+ * The lock's name as given to its constructor; NULL for a NULL lock. Valid
+ * until rdl_lock_free().
+ * Thread safety: safe from any thread.
+ */
 RDL_API const char *rdl_lock_name(const rdl_lock_t *lock);
 
 /**
@@ -97,20 +101,30 @@ RDL_API RDL_NODISCARD int rdl_lock_release(rdl_lock_t *lock);
  */
 RDL_API int rdl_lock_force_release(rdl_lock_t *lock);
 
-/** As rdl_lock_acquire(), for an explicit owner. */
+/**
+ * As rdl_lock_acquire(), for an explicit owner: any thread or callback that
+ * passes the same owner value acts as the same owner (re-enters, releases).
+ * @return as rdl_lock_acquire().
+ * Thread safety: safe from any thread but the client's loop thread.
+ */
 RDL_API RDL_NODISCARD int rdl_lock_acquire_as(rdl_lock_t *lock,
                                               rdl_owner_t owner,
                                               int64_t wait_ms,
                                               int64_t lease_ms);
 
-/** As rdl_lock_release(), for an explicit owner. */
+/**
+ * As rdl_lock_release(), for an explicit owner.
+ * @return as rdl_lock_release().
+ * Thread safety: safe from any thread but the client's loop thread.
+ */
 RDL_API RDL_NODISCARD int rdl_lock_release_as(rdl_lock_t *lock,
                                               rdl_owner_t owner);
 
 /**
  * The fencing token of the owner's current hold as this client knows it;
- * 0 if the owner holds none. Reads local state only (no round trip).
- * Re-entering a hold keeps its token.
+ * 0 if the owner holds none (or lock is NULL). Reads local state only (no
+ * round trip), so it cannot tell that a lease has ended meanwhile; a
+ * resource that checks tokens can. Re-entering a hold keeps its token.
  * Thread safety: safe from any thread.
  */
 RDL_API uint64_t rdl_lock_fencing_token(const rdl_lock_t *lock,

@@ -388,21 +388,18 @@ static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *b)
 
 static void dispatch(rdl__conn *cn, const redisReply *r)
 {
+    int code = rdl__reply_code(r);
     cmd *k;
-    if (cn->role == RDL__CONN_SUB && cn->ev->message != NULL) {
-        const char *ch, *msg;
-        size_t chl, msgl;
-        if (rdl__reply_message(r, &ch, &chl, &msg, &msgl)) {
-            cn->ev->message(cn, r, cn->data);
-            return;
-        }
+    if (code == RDL__REPLY_MESSAGE && cn->ev->message != NULL) {
+        cn->ev->message(cn, r, cn->data);
+        return;
     }
     k = pop(&cn->sent);
     if (k == NULL) {
         drop(cn, RDL_EPROTO, "reply without a command");
         return;
     }
-    finish(k, rdl__reply_code(r), r);
+    finish(k, code > 0 ? 0 : code, r);
 }
 
 static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)

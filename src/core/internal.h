@@ -41,12 +41,16 @@ enum {
 #undef RDL__ERRNO_ENUM_
 };
 
-/* Maps a reply to 0 (not an error) or the RDL_E* / RDL__E* code of an error
- * reply. */
+/* A positive result of rdl__reply_code(): a pub/sub message push. */
+#define RDL__REPLY_MESSAGE 1
+
+/* The one function that reads the strings of server replies. Maps a reply
+ * to 0 (an ordinary reply), RDL__REPLY_MESSAGE (a "message" or "smessage"
+ * push), or the RDL_E* / RDL__E* code of an error reply. */
 int rdl__reply_code(const redisReply *r);
 
-/* If `r` is a pub/sub message ("message" or "smessage" push), stores its
- * channel and payload and returns 1; else returns 0. */
+/* If rdl__reply_code(r) says `r` is a message push, stores its channel and
+ * payload and returns 1; else returns 0. */
 int rdl__reply_message(const redisReply *r, const char **chan,
                        size_t *chanlen, const char **msg, size_t *msglen);
 

@@ -1,6 +1,6 @@
-/* The one place that reads the strings of server replies: error replies are
- * mapped to codes, pub/sub pushes are recognised. Everything else in the
- * library works with the codes. */
+/* The one place that reads the strings of server replies: rdl__reply_code()
+ * maps error replies to codes and recognises pub/sub pushes. Everything
+ * else in the library works with its result. */
 #include <string.h>
 
 #include "internal.h"
@@ -20,11 +20,30 @@ static const struct {
     {"MASTERDOWN", RDL_ECLUSTERDOWN},
 };
 
+static int str_is(const redisReply *r, const char *s)
+{
+    size_t n = strlen(s);
+    return (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS) &&
+           r->len == n && memcmp(r->str, s, n) == 0;
+}
+
+/* A pub/sub message push: ["message" | "smessage", channel, payload]. */
+static int is_message(const redisReply *r)
+{
+    return r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
+           (str_is(r->element[0], "message") ||
+            str_is(r->element[0], "smessage")) &&
+           r->element[1]->type == REDIS_REPLY_STRING &&
+           r->element[2]->type == REDIS_REPLY_STRING;
+}
+
 int rdl__reply_code(const redisReply *r)
 {
     size_t i, n;
     if (r == NULL)
         return RDL_EPROTO;
+    if (r->type == REDIS_REPLY_ARRAY)
+        return is_message(r) ? RDL__REPLY_MESSAGE : 0;
     if (r->type != REDIS_REPLY_ERROR)
         return 0;
     for (i = 0; i < sizeof(error_words) / sizeof(error_words[0]); i++) {
@@ -44,22 +63,10 @@ int rdl__reply_code(const redisReply *r)
     return RDL_ESERVER;
 }
 
-static int str_is(const redisReply *r, const char *s)
-{
-    size_t n = strlen(s);
-    return (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS) &&
-           r->len == n && memcmp(r->str, s, n) == 0;
-}
-
 int rdl__reply_message(const redisReply *r, const char **chan,
                        size_t *chanlen, const char **msg, size_t *msglen)
 {
-    if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != 3)
-        return 0;
-    if (!str_is(r->element[0], "message") && !str_is(r->element[0], "smessage"))
-        return 0;
-    if (r->element[1]->type != REDIS_REPLY_STRING ||
-        r->element[2]->type != REDIS_REPLY_STRING)
+    if (r == NULL || rdl__reply_code(r) != RDL__REPLY_MESSAGE)
         return 0;
     *chan = r->element[1]->str;
     *chanlen = r->element[1]->len;
