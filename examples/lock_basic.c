@@ -27,10 +27,10 @@ static void worker(void *arg)
             fprintf(stderr, "%s: acquire: %s\n", who, rdl_strerror(rc));
             return;
         }
-        printf("%s holds \"%s\" with fencing token %llu\n", who,
-               rdl_lock_name(lock),
-               (unsigned long long)rdl_lock_fencing_token(lock,
-                                                           rdl_owner_self()));
+        printf(
+            "%s holds \"%s\" with fencing token %llu\n", who,
+            rdl_lock_name(lock),
+            (unsigned long long)rdl_lock_fencing_token(lock, rdl_owner_self()));
         fflush(stdout);
         uv_sleep(50); /* the critical section */
         rc = rdl_lock_release(lock);

@@ -186,12 +186,9 @@ struct rdl_req_s {
  *         RDL_ENOMEM.
  * Thread safety: only on the client's loop thread.
  */
-RDL_API RDL_NODISCARD int rdl_lock_acquire_async(rdl_req_t *req,
-                                                 rdl_lock_t *lock,
-                                                 rdl_owner_t owner,
-                                                 int64_t wait_ms,
-                                                 int64_t lease_ms,
-                                                 rdl_req_cb cb);
+RDL_API RDL_NODISCARD int
+rdl_lock_acquire_async(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
+                       int64_t wait_ms, int64_t lease_ms, rdl_req_cb cb);
 
 /**
  * Starts a release of one level of `owner`'s hold; codes as

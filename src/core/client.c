@@ -103,8 +103,9 @@ int rdl_client_set_prefix(rdl_client_t *c, const char *prefix)
     if (rc != 0)
         return rc;
     if (rdl__prefix_check(prefix) != 0) {
-        rdl__errmsg_set(c, "a prefix is 1..%d bytes without braces or "
-                           "whitespace",
+        rdl__errmsg_set(c,
+                        "a prefix is 1..%d bytes without braces or "
+                        "whitespace",
                         RDL__PREFIX_MAX);
         return RDL_EINVAL;
     }

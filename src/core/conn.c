@@ -26,14 +26,21 @@
 #define BACKOFF_BASE_MS 25
 #define BACKOFF_MAX_MS 1000
 
-enum conn_state { IDLE, RESOLVING, CONNECTING, HANDSHAKE, READY, BACKOFF,
-                  CLOSED };
+enum conn_state {
+    IDLE,
+    RESOLVING,
+    CONNECTING,
+    HANDSHAKE,
+    READY,
+    BACKOFF,
+    CLOSED
+};
 
 typedef struct cmd {
     rdl__queue node;
     rdl__reply_fn fn;
     void *data;
-    int handshake; /* dropped silently when the attempt fails */
+    int handshake;     /* dropped silently when the attempt fails */
     uint64_t deadline; /* monotonic ms */
     char *buf;         /* the encoded command while unsent */
     size_t len;
@@ -249,8 +256,8 @@ static void write_unsent(rdl__conn *cn)
     }
 }
 
-int rdl__conn_send(rdl__conn *cn, const char *buf, size_t len,
-                   rdl__reply_fn fn, void *data)
+int rdl__conn_send(rdl__conn *cn, const char *buf, size_t len, rdl__reply_fn fn,
+                   void *data)
 {
     cmd *k;
     if (cn->state == CLOSED)
@@ -334,8 +341,8 @@ static void drop(rdl__conn *cn, int status, const char *why)
     delay = delay / 2 + randombytes_uniform(delay / 2 + 1);
     uv_timer_start(&cn->timer, on_backoff, delay, 0);
 
-    rdl__errmsg_set(cn->c, "%s %s: %s",
-                    was_ready ? "connection to" : "connect", cn->addr, why);
+    rdl__errmsg_set(cn->c, "%s %s: %s", was_ready ? "connection to" : "connect",
+                    cn->addr, why);
     /* Written commands may or may not have run. */
     fail_queue(&cn->sent, RDL_ECONNLOST);
     uv_timer_stop(&cn->cmd_timer);
@@ -557,8 +564,7 @@ static void connect_to(rdl__conn *cn, const struct sockaddr *sa)
         drop(cn, RDL_ECONNREFUSED, uv_strerror(rc));
 }
 
-static void on_resolved(uv_getaddrinfo_t *req, int status,
-                        struct addrinfo *ai)
+static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *ai)
 {
     resolve *res = RDL_CONTAINER_OF(req, resolve, req);
     rdl__conn *cn = res->cn;
@@ -614,8 +620,8 @@ static void start_connect(rdl__conn *cn)
     {
         char port[8];
         snprintf(port, sizeof(port), "%d", cn->port);
-        rc = uv_getaddrinfo(cn->c->loop, &res->req, on_resolved, cn->host,
-                            port, &hints);
+        rc = uv_getaddrinfo(cn->c->loop, &res->req, on_resolved, cn->host, port,
+                            &hints);
     }
     if (rc != 0) {
         cn->res = NULL;
@@ -639,9 +645,8 @@ static void init_handle(rdl__conn *cn, uv_handle_t *h)
     rdl__client_handle_opened(cn->c);
 }
 
-rdl__conn *rdl__conn_new(rdl_client_t *c, rdl__conn_role role,
-                         const char *host, int port,
-                         const rdl__conn_events *ev, void *data)
+rdl__conn *rdl__conn_new(rdl_client_t *c, rdl__conn_role role, const char *host,
+                         int port, const rdl__conn_events *ev, void *data)
 {
     rdl__conn *cn = rdl__calloc(1, sizeof(*cn));
     if (cn == NULL)

@@ -32,8 +32,8 @@ typedef struct rdl__hub_entry {
     rdl__queue waiters;
     unsigned nwaiters;
     int state;
-    int missed;        /* a wake-one message found nobody asleep */
-    rdl__queue idle;   /* in hub->idle while nwaiters == 0 */
+    int missed;      /* a wake-one message found nobody asleep */
+    rdl__queue idle; /* in hub->idle while nwaiters == 0 */
     uint64_t idle_since;
 } entry;
 

@@ -51,8 +51,8 @@ int rdl__reply_code(const redisReply *r);
 
 /* If rdl__reply_code(r) says `r` is a message push, stores its channel and
  * payload and returns 1; else returns 0. */
-int rdl__reply_message(const redisReply *r, const char **chan,
-                       size_t *chanlen, const char **msg, size_t *msglen);
+int rdl__reply_message(const redisReply *r, const char **chan, size_t *chanlen,
+                       const char **msg, size_t *msglen);
 
 /* ---- url.c -------------------------------------------------------------- */
 
@@ -173,8 +173,7 @@ int rdl__client_check_async(const rdl_client_t *c);
 /* A request id unique across all clients: "<client-id>:<hex seq>". */
 void rdl__client_reqid(rdl_client_t *c, char out[64]);
 /* "<client-id>:<owner>". */
-void rdl__client_owner(const rdl_client_t *c, rdl_owner_t owner,
-                       char out[64]);
+void rdl__client_owner(const rdl_client_t *c, rdl_owner_t owner, char out[64]);
 /* The connection that serves `key` (the one server; per slot on a
  * cluster). */
 rdl__conn *rdl__client_route(rdl_client_t *c, const char *key);
@@ -216,16 +215,15 @@ typedef struct rdl__conn_events {
     void (*message)(rdl__conn *cn, const redisReply *r, void *data);
 } rdl__conn_events;
 
-rdl__conn *rdl__conn_new(rdl_client_t *c, rdl__conn_role role,
-                         const char *host, int port,
-                         const rdl__conn_events *ev, void *data);
+rdl__conn *rdl__conn_new(rdl_client_t *c, rdl__conn_role role, const char *host,
+                         int port, const rdl__conn_events *ev, void *data);
 /* Starts connecting, if not already; reconnects with backoff after that. */
 void rdl__conn_start(rdl__conn *cn);
 /* Queues a formatted command (copied). Commands queued before the
  * connection is ready wait for it, bounded by the command timeout. Returns
  * 0, RDL_ENOMEM or RDL_ECLOSED (then fn is never called). */
-int rdl__conn_send(rdl__conn *cn, const char *cmd, size_t len,
-                   rdl__reply_fn fn, void *data);
+int rdl__conn_send(rdl__conn *cn, const char *cmd, size_t len, rdl__reply_fn fn,
+                   void *data);
 /* Formats and queues a command from argv. */
 int rdl__conn_sendv(rdl__conn *cn, int argc, const char **argv,
                     const size_t *argvlen, rdl__reply_fn fn, void *data);
@@ -242,8 +240,7 @@ const char *rdl__conn_addr(const rdl__conn *cn);
  * that serves keys[0]: EVALSHA; on NOSCRIPT, SCRIPT LOAD on that node and
  * one retry. fn as rdl__reply_fn (a second NOSCRIPT is RDL_ESCRIPT). */
 int rdl__script_run(rdl_client_t *c, int id, int nkeys, const char **keys,
-                    int nargs, const char **args, rdl__reply_fn fn,
-                    void *data);
+                    int nargs, const char **args, rdl__reply_fn fn, void *data);
 
 /* ---- hub.c: pub/sub subscriptions shared by the client's waiters -------- */
 

@@ -12,7 +12,7 @@ typedef struct rdl__queue {
 } rdl__queue;
 
 #define RDL_CONTAINER_OF(ptr, type, field)                                     \
-    ((type *)((char *)(ptr) - offsetof(type, field)))
+    ((type *)((char *)(ptr)-offsetof(type, field)))
 
 static inline void rdl__queue_init(rdl__queue *q)
 {

@@ -11,12 +11,18 @@ static const struct {
     const char *word;
     int code;
 } error_words[] = {
-    {"NOSCRIPT", RDL__ENOSCRIPT},   {"MOVED", RDL__EMOVED},
-    {"ASK", RDL__EASK},             {"TRYAGAIN", RDL__ETRYAGAIN},
-    {"LOADING", RDL__ELOADING},     {"CLUSTERDOWN", RDL_ECLUSTERDOWN},
-    {"READONLY", RDL_EREADONLY},    {"NOAUTH", RDL_EAUTH},
-    {"WRONGPASS", RDL_EAUTH},       {"NOPERM", RDL_EAUTH},
-    {"OOM", RDL_EOOM},              {"CROSSSLOT", RDL_ECROSSSLOT},
+    {"NOSCRIPT", RDL__ENOSCRIPT},
+    {"MOVED", RDL__EMOVED},
+    {"ASK", RDL__EASK},
+    {"TRYAGAIN", RDL__ETRYAGAIN},
+    {"LOADING", RDL__ELOADING},
+    {"CLUSTERDOWN", RDL_ECLUSTERDOWN},
+    {"READONLY", RDL_EREADONLY},
+    {"NOAUTH", RDL_EAUTH},
+    {"WRONGPASS", RDL_EAUTH},
+    {"NOPERM", RDL_EAUTH},
+    {"OOM", RDL_EOOM},
+    {"CROSSSLOT", RDL_ECROSSSLOT},
     {"MASTERDOWN", RDL_ECLUSTERDOWN},
 };
 
@@ -63,8 +69,8 @@ int rdl__reply_code(const redisReply *r)
     return RDL_ESERVER;
 }
 
-int rdl__reply_message(const redisReply *r, const char **chan,
-                       size_t *chanlen, const char **msg, size_t *msglen)
+int rdl__reply_message(const redisReply *r, const char **chan, size_t *chanlen,
+                       const char **msg, size_t *msglen)
 {
     if (r == NULL || rdl__reply_code(r) != RDL__REPLY_MESSAGE)
         return 0;

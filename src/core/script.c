@@ -42,8 +42,8 @@ static void on_reply(void *data, int status, const redisReply *r)
         status = RDL_ENOMEM;
     }
     if (status == RDL__ENOSCRIPT) {
-        rdl__errmsg_set(k->c, "script %s could not be loaded on %s",
-                        s->name, rdl__conn_addr(k->cn));
+        rdl__errmsg_set(k->c, "script %s could not be loaded on %s", s->name,
+                        rdl__conn_addr(k->cn));
         status = RDL_ESCRIPT;
     } else if (status < 0 && r != NULL && r->type == REDIS_REPLY_ERROR) {
         rdl__errmsg_set(k->c, "%s on %s: %.200s", s->name,
@@ -54,8 +54,7 @@ static void on_reply(void *data, int status, const redisReply *r)
 }
 
 int rdl__script_run(rdl_client_t *c, int id, int nkeys, const char **keys,
-                    int nargs, const char **args, rdl__reply_fn fn,
-                    void *data)
+                    int nargs, const char **args, rdl__reply_fn fn, void *data)
 {
     const char *argv[3 + MAX_ARGS];
     char nk[12];

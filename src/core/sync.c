@@ -43,8 +43,7 @@ int rdl__sync_call(rdl_client_t *c, rdl__sync *s)
     uv_sem_wait(&s->sem);
     uv_sem_destroy(&s->sem);
     if (s->status != 0)
-        rdl__errmsg_set(c, "%s", s->msg[0] ? s->msg
-                                           : rdl_strerror(s->status));
+        rdl__errmsg_set(c, "%s", s->msg[0] ? s->msg : rdl_strerror(s->status));
     return s->status;
 }
 

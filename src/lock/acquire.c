@@ -52,8 +52,9 @@ static void complete(rdl__acquire *op, int status)
                         lock->name);
         break;
     case RDL_ETIMEDOUT:
-        rdl__errmsg_set(lock->c, "lock \"%.200s\" was not acquired within "
-                                 "the wait budget",
+        rdl__errmsg_set(lock->c,
+                        "lock \"%.200s\" was not acquired within "
+                        "the wait budget",
                         lock->name);
         break;
     case RDL_ECANCELED:
@@ -108,8 +109,8 @@ static void wait_for_release(rdl__acquire *op, int64_t pttl_ms)
     int rc;
 
     if (!op->joined) {
-        rc = rdl__hub_join(op->lock->c, op->lock->channel, &op->waiter,
-                           on_wake);
+        rc =
+            rdl__hub_join(op->lock->c, op->lock->channel, &op->waiter, on_wake);
         if (rc < 0) {
             complete(op, rc);
             return;
@@ -247,10 +248,10 @@ int rdl__acquire_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
     op->owner = owner;
     op->lease_ms = lease_ms == RDL_LEASE_AUTO ? c->watchdog_ms : lease_ms;
     op->one_try = wait_ms == 0;
-    op->deadline = wait_ms == RDL_WAIT_FOREVER ||
-                           (uint64_t)wait_ms > UINT64_MAX - now
-                       ? UINT64_MAX
-                       : now + (uint64_t)wait_ms;
+    op->deadline =
+        wait_ms == RDL_WAIT_FOREVER || (uint64_t)wait_ms > UINT64_MAX - now
+            ? UINT64_MAX
+            : now + (uint64_t)wait_ms;
     rdl__client_owner(c, owner, op->owner_str);
     rdl__client_reqid(c, op->reqid);
     rdl__queue_init(&op->active.node);

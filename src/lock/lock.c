@@ -142,8 +142,7 @@ uint64_t rdl_lock_fencing_token(const rdl_lock_t *lock, rdl_owner_t owner)
 
 /* ---- argument checks ------------------------------------------------------- */
 
-static int check_durations(rdl_lock_t *lock, int64_t wait_ms,
-                           int64_t lease_ms)
+static int check_durations(rdl_lock_t *lock, int64_t wait_ms, int64_t lease_ms)
 {
     if (wait_ms < 0 && wait_ms != RDL_WAIT_FOREVER) {
         rdl__errmsg_set(lock->c, "wait_ms %lld: use >= 0 or RDL_WAIT_FOREVER",
@@ -160,9 +159,8 @@ static int check_durations(rdl_lock_t *lock, int64_t wait_ms,
 
 /* ---- async ----------------------------------------------------------------- */
 
-int rdl_lock_acquire_async(rdl_req_t *req, rdl_lock_t *lock,
-                           rdl_owner_t owner, int64_t wait_ms,
-                           int64_t lease_ms, rdl_req_cb cb)
+int rdl_lock_acquire_async(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
+                           int64_t wait_ms, int64_t lease_ms, rdl_req_cb cb)
 {
     int rc;
     if (req == NULL || lock == NULL || cb == NULL || req->internal != NULL)
@@ -173,8 +171,8 @@ int rdl_lock_acquire_async(rdl_req_t *req, rdl_lock_t *lock,
     return rdl__acquire_start(req, lock, owner, wait_ms, lease_ms, cb);
 }
 
-int rdl_lock_release_async(rdl_req_t *req, rdl_lock_t *lock,
-                           rdl_owner_t owner, rdl_req_cb cb)
+int rdl_lock_release_async(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
+                           rdl_req_cb cb)
 {
     int rc;
     if (req == NULL || lock == NULL || cb == NULL || req->internal != NULL)

@@ -91,8 +91,8 @@ static int send_info(rdl_lock_t *lock, const char *owner, rdl__reply_fn fn,
 {
     const char *keys[2] = {lock->key_hold, lock->key_fence};
     const char *args[1] = {owner};
-    return rdl__script_run(lock->c, RDL__SCRIPT_LOCK_INFO, 2, keys, 1, args,
-                           fn, data);
+    return rdl__script_run(lock->c, RDL__SCRIPT_LOCK_INFO, 2, keys, 1, args, fn,
+                           data);
 }
 
 static int parse_info(const redisReply *r, rdl_lock_info_t *out)
@@ -112,6 +112,6 @@ static int parse_info(const redisReply *r, rdl_lock_info_t *out)
 }
 
 const rdl__lock_kind rdl__reentrant_kind = {
-    "lock",       send_try,   parse_try,  send_release, parse_release,
-    send_force,   parse_force, send_info, parse_info,
+    "lock",     send_try,    parse_try, send_release, parse_release,
+    send_force, parse_force, send_info, parse_info,
 };

@@ -13,9 +13,10 @@ static void complete(rdl__release *op, int status)
         rdl__errmsg_set(lock->c, "lock \"%.200s\" is not held by this owner",
                         lock->name);
     else if (status == RDL_ELOST)
-        rdl__errmsg_set(lock->c, "the hold of lock \"%.200s\" was lost before "
-                                 "the release (its lease ended, or it was "
-                                 "force-released)",
+        rdl__errmsg_set(lock->c,
+                        "the hold of lock \"%.200s\" was lost before "
+                        "the release (its lease ended, or it was "
+                        "force-released)",
                         lock->name);
     if (op->req != NULL)
         op->req->internal = NULL;
