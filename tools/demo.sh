@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# The demo: builds rdl and runs the example programs against Redis.
+#
+#   bash tools/demo.sh
+#
+# With RDL_URL set (e.g. redis://127.0.0.1:6379), the examples use that
+# server. Otherwise the script starts a throwaway redis-server on a free
+# loopback port, with no persistence and a temporary directory, points
+# RDL_URL at it, and stops exactly that server (and removes the directory)
+# when it exits, however it exits.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+jobs=$(nproc 2>/dev/null || echo 2)
+examples=(lock_basic lock_async)
+
+server_pid=""
+server_dir=""
+example_pid=""
+cleanup() {
+    if [ -n "$example_pid" ]; then
+        kill "$example_pid" 2>/dev/null || true
+        wait "$example_pid" 2>/dev/null || true
+    fi
+    if [ -n "$server_pid" ]; then
+        kill "$server_pid" 2>/dev/null || true
+        wait "$server_pid" 2>/dev/null || true
+    fi
+    if [ -n "$server_dir" ]; then
+        rm -rf "$server_dir"
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# A random port in 20000..60000.
+random_port() {
+    echo $((20000 + (RANDOM * 32768 + RANDOM) % 40001))
+}
+
+# True if something accepts connections on 127.0.0.1:$1.
+port_in_use() {
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# True once the server (pid $1, port $2) answers; false if it exits or stays
+# silent for 5 s. The answer must come from that very process: if another
+# server took the port first, ours fails to bind while the other answers.
+server_ready() {
+    local pid=$1 port=$2 tries=50
+    while [ $tries -gt 0 ] && kill -0 "$pid" 2>/dev/null; do
+        if redis-cli -h 127.0.0.1 -p "$port" info server 2>/dev/null |
+            tr -d '\r' | grep -x "process_id:$pid" >/dev/null; then
+            return 0
+        fi
+        sleep 0.1
+        tries=$((tries - 1))
+    done
+    return 1
+}
+
+# Starts redis-server on a free port; sets server_pid, server_dir and port.
+# A port that looked free can be taken before the server binds it, so a
+# server that exits at once is retried on another port.
+start_server() {
+    local attempt
+    server_dir=$(mktemp -d "${TMPDIR:-/tmp}/rdl-demo.XXXXXX")
+    for attempt in 1 2 3 4 5 6 7 8 9 10; do
+        port=$(random_port)
+        port_in_use "$port" && continue
+        redis-server --port "$port" --bind 127.0.0.1 \
+            --save '' --appendonly no --dir "$server_dir" \
+            --daemonize no --logfile "$server_dir/redis.log" &
+        server_pid=$!
+        if server_ready "$server_pid" "$port"; then
+            echo "demo: redis-server $server_pid on 127.0.0.1:$port"
+            return 0
+        fi
+        # It died (port taken) or never answered: stop it, try another port.
+        kill "$server_pid" 2>/dev/null || true
+        wait "$server_pid" 2>/dev/null || true
+        server_pid=""
+        echo "demo: redis-server on port $port did not start (attempt" \
+            "$attempt); log:" >&2
+        tail -n 5 "$server_dir/redis.log" >&2 2>/dev/null || true
+    done
+    echo "demo: could not start redis-server" >&2
+    return 1
+}
+
+bash tools/deps.sh
+# Only what the demo runs: the tests are test.sh's business.
+cmake -S . -B build -DRDL_BUILD_EXAMPLES=ON
+cmake --build build -j "$jobs" --target "${examples[@]}"
+
+if [ -z "${RDL_URL:-}" ]; then
+    start_server
+    export RDL_URL="redis://127.0.0.1:$port"
+fi
+echo "demo: RDL_URL=$RDL_URL"
+
+for ex in "${examples[@]}"; do
+    bin=build/examples/$ex
+    if [ ! -x "$bin" ]; then
+        echo "demo: $bin was not built (is RDL_BUILD_EXAMPLES on?)" >&2
+        exit 1
+    fi
+    echo
+    echo "=== $ex"
+    # In the background so that a signal to this script is handled (and the
+    # server stopped) at once, not when the example finishes.
+    "$bin" &
+    example_pid=$!
+    rc=0
+    wait "$example_pid" || rc=$?
+    example_pid=""
+    if [ $rc -ne 0 ]; then
+        echo "demo: $ex failed (exit $rc)" >&2
+        exit $rc
+    fi
+done
+echo
+echo "demo: all examples ran"

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# The test command: everything CI checks, in order.
+#
+#   bash tools/test.sh [--quick]
+#
+# Stages:
+#   deps     install missing Debian packages (tools/deps.sh)
+#   build    configure and build build/ with warnings as errors
+#   test     ctest in build/, every label (unit, integration, cluster, fault)
+#   asan     the same in build-asan/ under AddressSanitizer + UBSan
+#            (skipped with --quick)
+#   consumers  install rdl and build the add_subdirectory, find_package and
+#            pkg-config consumer projects (tests/consumers/run.sh)
+#   format   clang-format --dry-run --Werror over the C sources
+#
+# Stops at the first failing stage and names it; exits non-zero then.
+# Set CI=1 (as .ci/run does) so tests that need redis-server fail, rather
+# than skip, when it is missing.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+jobs=$(nproc 2>/dev/null || echo 2)
+quick=0
+
+usage() {
+    echo "usage: bash tools/test.sh [--quick]" >&2
+    echo "  --quick  skip the AddressSanitizer/UBSan pass" >&2
+}
+
+for arg in "$@"; do
+    case $arg in
+    --quick) quick=1 ;;
+    -h | --help)
+        usage
+        exit 0
+        ;;
+    *)
+        usage
+        exit 2
+        ;;
+    esac
+done
+
+stage=""
+report() {
+    local rc=$?
+    if [ $rc -ne 0 ]; then
+        echo >&2
+        echo "test.sh: FAILED in stage '$stage' (exit $rc)" >&2
+    fi
+}
+trap report EXIT
+
+begin() {
+    stage=$1
+    echo
+    echo "=== [$1] $2"
+}
+
+# configure_and_build DIR [CMAKE_ARGS...]
+configure_and_build() {
+    local dir=$1
+    shift
+    cmake -S . -B "$dir" -DRDL_WARNINGS_AS_ERRORS=ON -DRDL_BUILD_TESTS=ON \
+        "$@"
+    cmake --build "$dir" -j "$jobs"
+}
+
+# run_ctest DIR: every test, every label; no tests at all is a failure. Tests
+# set their own timeouts; --timeout only bounds one that forgot (a hang must
+# fail CI, not stall it).
+run_ctest() {
+    (cd "$1" && ctest --output-on-failure --no-tests=error --timeout 600)
+}
+
+stage_deps() {
+    begin deps "installing missing packages"
+    bash tools/deps.sh
+}
+
+# Optimised (so -O2-only warnings count) but with assert() kept: the
+# RelWithDebInfo flags minus -DNDEBUG. build-asan/ is an -O0 Debug build.
+stage_build() {
+    begin build "building build/ (warnings are errors)"
+    configure_and_build build -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g"
+}
+
+stage_test() {
+    begin test "ctest in build/"
+    run_ctest build
+}
+
+stage_asan() {
+    begin asan "building and testing build-asan/ (ASan + UBSan)"
+    configure_and_build build-asan -DCMAKE_BUILD_TYPE=Debug -DRDL_SANITIZE=ON
+    ASAN_OPTIONS=detect_leaks=1 \
+        UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        run_ctest build-asan
+}
+
+stage_consumers() {
+    begin consumers "install + add_subdirectory/find_package/pkg-config"
+    bash tests/consumers/run.sh "$root" "$root/build-consumers"
+}
+
+# Every C file we wrote: the build trees and generated files are skipped.
+c_sources() {
+    local dirs=() d
+    for d in src include tests examples tools bench; do
+        [ -d "$d" ] && dirs+=("$d")
+    done
+    find "${dirs[@]}" \
+        \( -type d \( -name 'build*' -o -name generated \) -prune \) -o \
+        -type f \( -name '*.c' -o -name '*.h' \) -print | sort
+}
+
+stage_format() {
+    begin format "clang-format --dry-run --Werror"
+    clang-format --version
+    local files
+    mapfile -t files < <(c_sources)
+    if [ ${#files[@]} -eq 0 ]; then
+        echo "no C sources found" >&2
+        return 1
+    fi
+    local f bad=()
+    for f in "${files[@]}"; do
+        clang-format --dry-run --Werror "$f" 2>/dev/null || bad+=("$f")
+    done
+    if [ ${#bad[@]} -ne 0 ]; then
+        clang-format --dry-run "${bad[@]}" 2>&1 | head -n 60 >&2 || true
+        echo "${#bad[@]} of ${#files[@]} files are not formatted; fix with:" >&2
+        echo "    clang-format -i ${bad[*]}" >&2
+        return 1
+    fi
+    echo "${#files[@]} files formatted as .clang-format says"
+}
+
+stage_deps
+stage_build
+stage_test
+if [ $quick -eq 0 ]; then
+    stage_asan
+else
+    echo
+    echo "=== [asan] skipped (--quick)"
+fi
+stage_consumers
+stage_format
+
+stage=""
+echo
+echo "test.sh: all stages passed"
