@@ -1,0 +1,190 @@
+/* rdlt: support for rdl's tests. One header for every test program: it
+ * includes cmocka with the headers cmocka needs before it, and declares the
+ * helpers of tests/support (prefix rdlt_, so nothing collides with the
+ * library's rdl_ and rdl__ symbols).
+ *
+ * Resources the helpers create (servers, child processes, clients, locks,
+ * loops) are recorded on one cleanup stack and released by rdlt_teardown()
+ * in reverse order, also when a test fails half-way: cmocka leaves a failing
+ * test with a longjmp, so a test cannot be trusted to reach its own cleanup
+ * code. Register rdlt_teardown() as every test's teardown (RDLT_TEST()). An
+ * atexit() handler and PR_SET_PDEATHSIG cover what the teardown cannot: a
+ * crash, or CTest killing a hung test, never leaves a redis-server behind. */
+#ifndef RDLT_H
+#define RDLT_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <sys/types.h>
+
+#include <hiredis/hiredis.h>
+
+#include "rdl.h"
+
+/* A test registered with the shared teardown. */
+#define RDLT_TEST(fn) cmocka_unit_test_teardown(fn, rdlt_teardown)
+
+/* ---- main, cleanup -------------------------------------------------------- */
+
+/* Runs `tests` (with argv[1], if given, as cmocka's test filter, so CTest
+ * can run each test in a process of its own). Returns cmocka's result. */
+#define RDLT_MAIN(tests)                                                       \
+    int main(int argc, char **argv)                                            \
+    {                                                                          \
+        rdlt_init(argc, argv);                                                 \
+        return cmocka_run_group_tests(tests, NULL, NULL);                      \
+    }
+void rdlt_init(int argc, char **argv);
+
+/* Pushes fn(p) on the cleanup stack. */
+void rdlt_defer(void (*fn)(void *), void *p);
+/* Runs the deferred call registered for p now and removes it (for a test
+ * that frees an object itself, e.g. to check what happens after). Returns 1
+ * if p was registered. */
+int rdlt_release(void *p);
+/* Removes p from the stack without running its call. */
+void rdlt_forget(void *p);
+/* Runs every deferred call, newest first. Safe to call more than once. */
+void rdlt_cleanup(void);
+/* cmocka teardown: rdlt_cleanup(). */
+int rdlt_teardown(void **state);
+
+/* ---- time ------------------------------------------------------------------- */
+
+/* Monotonic milliseconds. */
+int64_t rdlt_now_ms(void);
+void rdlt_sleep_ms(int64_t ms);
+
+/* Asserts lo <= v <= hi with a readable message. */
+#define rdlt_assert_between(v, lo, hi)                                         \
+    do {                                                                       \
+        long long v_ = (long long)(v), lo_ = (long long)(lo),                  \
+                  hi_ = (long long)(hi);                                       \
+        if (v_ < lo_ || v_ > hi_)                                              \
+            fail_msg("%s = %lld, expected %lld..%lld", #v, v_, lo_, hi_);      \
+    } while (0)
+
+/* Asserts that an rdl call returned `want`, naming both codes. */
+#define rdlt_assert_rc(expr, want)                                             \
+    do {                                                                       \
+        int got_ = (expr), want_ = (want);                                     \
+        if (got_ != want_)                                                     \
+            fail_msg("%s returned %d (%s), expected %d (%s)", #expr, got_,     \
+                     rdl_err_name(got_), want_, rdl_err_name(want_));          \
+    } while (0)
+#define rdlt_assert_ok(expr) rdlt_assert_rc(expr, 0)
+
+/* ---- server.c: a throwaway redis-server ------------------------------------ */
+
+typedef struct rdlt_server rdlt_server;
+
+/* Starts redis-server (RDL_TEST_REDIS_SERVER, else redis-server from PATH)
+ * on a free loopback port, with no persistence, in a fresh temporary
+ * directory, and waits until it answers PING. `extra` is a NULL-terminated
+ * list of further arguments (e.g. "--requirepass", "pw") or NULL. If there
+ * is no redis-server the test is skipped, or fails when the environment
+ * variable CI is set. Any other failure fails the test. The server is
+ * stopped by rdlt_teardown(). Call from the main thread only. */
+rdlt_server *rdlt_server_start(void);
+rdlt_server *rdlt_server_start_args(const char *const *extra);
+int rdlt_server_port(const rdlt_server *s);
+/* "redis://127.0.0.1:<port>" (static storage of s). */
+const char *rdlt_server_url(const rdlt_server *s);
+/* SIGTERM, then waits for the process. The server can be restarted. */
+void rdlt_server_stop(rdlt_server *s);
+/* Sends sig (SIGKILL: and waits for the process; SIGSTOP/SIGCONT: only
+ * sends it). */
+void rdlt_server_signal(rdlt_server *s, int sig);
+/* Starts a stopped or killed server again on the same port and waits for
+ * PING. Its data is gone (no persistence). */
+void rdlt_server_restart(rdlt_server *s);
+/* Runs a command on the server (a fresh connection after a restart) and
+ * returns the reply, to be freed with freeReplyObject(). Fails the test if
+ * the server does not answer. */
+redisReply *rdlt_cmd(rdlt_server *s, const char *fmt, ...);
+/* DBSIZE. */
+long long rdlt_dbsize(rdlt_server *s);
+/* Number of keys matching a glob pattern (SCAN MATCH). */
+long long rdlt_count_keys(rdlt_server *s, const char *pattern);
+/* Number of connections whose CLIENT SETNAME name starts with prefix. */
+int rdlt_count_clients(rdlt_server *s, const char *name_prefix);
+/* CLIENT KILL ID for every connection whose name starts with prefix;
+ * returns how many were killed. */
+int rdlt_kill_clients(rdlt_server *s, const char *name_prefix);
+
+/* ---- child.c: a function run in a forked process ------------------------- */
+
+typedef struct rdlt_child rdlt_child;
+
+/* Forks; the child runs fn(arg, fd) and exits with its return value
+ * (without running atexit handlers or cmocka). The child writes lines to
+ * the parent through fd with rdlt_child_say(). The child dies with the test
+ * process. Call from the main thread, best before the test starts threads
+ * (a forked child has only the forking thread). */
+rdlt_child *rdlt_child_start(int (*fn)(void *arg, int fd), void *arg);
+/* In the child: writes one line ("acquired 123") to the parent. */
+void rdlt_child_say(int fd, const char *fmt, ...);
+/* In the parent: reads one line into buf, waiting at most timeout_ms.
+ * Returns 0, or -1 on timeout or when the child closed its end. */
+int rdlt_child_hear(rdlt_child *ch, char *buf, size_t len, int64_t timeout_ms);
+/* Sends sig to the child; SIGKILL also reaps it. */
+void rdlt_child_signal(rdlt_child *ch, int sig);
+/* Waits at most timeout_ms for the child to exit and returns its wait
+ * status, or -1 (the child is then killed). */
+int rdlt_child_wait(rdlt_child *ch, int64_t timeout_ms);
+pid_t rdlt_child_pid(const rdlt_child *ch);
+
+/* ---- client.c: rdl objects released by the teardown ---------------------- */
+
+/* A connected client for the server with short timeouts (connect 2000 ms,
+ * command 1000 ms); fails the test if it cannot connect. */
+rdl_client_t *rdlt_client(rdlt_server *s);
+/* A client not yet connected, with that URL (NULL: leave the default). */
+rdl_client_t *rdlt_client_new(const char *url);
+/* A lock from rdl_lock_new(); fails the test on error. */
+rdl_lock_t *rdlt_lock(rdl_client_t *c, const char *name);
+/* Frees a lock or client made above before the teardown would. */
+void rdlt_lock_free(rdl_lock_t *l);
+void rdlt_client_free(rdl_client_t *c);
+/* Info for an owner; fails the test on error. */
+rdl_lock_info_t rdlt_info(rdl_lock_t *l, rdl_owner_t owner);
+
+/* ---- thread.c: joinable threads ------------------------------------------ */
+
+typedef struct rdlt_thread rdlt_thread;
+/* Starts fn(arg) on a new thread; joined by rdlt_thread_join() or, if the
+ * test failed first, by the teardown (before the objects it may use are
+ * freed, as long as it was started after them). Threads must not call
+ * cmocka's assertions: they record results for the main thread to check. */
+rdlt_thread *rdlt_thread_start(void *(*fn)(void *), void *arg);
+void *rdlt_thread_join(rdlt_thread *t);
+
+/* ---- loop.c: a libuv loop on a thread of its own, for async tests ------- */
+
+typedef struct rdlt_loop rdlt_loop;
+struct uv_loop_s;
+
+/* Starts a thread running a new loop (kept alive until rdlt_loop_stop()). */
+rdlt_loop *rdlt_loop_start(void);
+struct uv_loop_s *rdlt_loop_uv(rdlt_loop *lp);
+/* Runs fn(arg) on the loop thread and waits for it to return. */
+void rdlt_loop_call(rdlt_loop *lp, void (*fn)(void *arg), void *arg);
+/* 1 when called on the loop thread. */
+int rdlt_loop_on_thread(rdlt_loop *lp);
+/* Stops the loop, joins the thread and closes the loop; returns the result
+ * of uv_loop_close() (UV_EBUSY if a handle was left open). Also done by the
+ * teardown, which then ignores the result. */
+int rdlt_loop_stop(rdlt_loop *lp);
+
+/* ---- misc ------------------------------------------------------------------- */
+
+/* Waits until *flag (read atomically) is non-zero or timeout_ms passes;
+ * returns the flag's value. */
+int rdlt_wait_flag(const int *flag, int64_t timeout_ms);
+
+#endif

@@ -1,0 +1,501 @@
+/* A throwaway redis-server per test: started on a free loopback port, in a
+ * temporary directory, without persistence, and always stopped again. Tests
+ * never use a fixed port or a server the user runs (DESIGN §14). */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "rdlt.h"
+
+#define MAX_EXTRA 16
+
+struct rdlt_server {
+    pid_t pid; /* 0 when not running */
+    int port;
+    char dir[256];
+    char log[300];
+    char url[64];
+    char *extra[MAX_EXTRA + 1];
+    const char *password; /* the value of --requirepass in extra, if any */
+    redisContext *ctx;    /* for rdlt_cmd(), reopened after a restart */
+};
+
+/* The redis-server binary: $RDL_TEST_REDIS_SERVER, else the first
+ * redis-server on PATH. Returns 0 and fills path, or -1. */
+static int find_binary(char *path, size_t len)
+{
+    const char *env = getenv("RDL_TEST_REDIS_SERVER");
+    const char *dirs = getenv("PATH");
+    char *copy, *tok, *save = NULL;
+
+    if (env != NULL && env[0] != '\0') {
+        snprintf(path, len, "%s", env);
+        return access(path, X_OK) == 0 ? 0 : -1;
+    }
+    if (dirs == NULL)
+        dirs = "/usr/local/bin:/usr/bin:/bin";
+    copy = strdup(dirs);
+    if (copy == NULL)
+        return -1;
+    for (tok = strtok_r(copy, ":", &save); tok != NULL;
+         tok = strtok_r(NULL, ":", &save)) {
+        snprintf(path, len, "%s/redis-server", tok[0] ? tok : ".");
+        if (access(path, X_OK) == 0) {
+            free(copy);
+            return 0;
+        }
+    }
+    free(copy);
+    return -1;
+}
+
+/* A port nobody listens on right now: bind port 0 and ask the kernel. The
+ * port could be taken again before the server binds it; spawn() notices
+ * and the caller retries with another. */
+static int free_port(void)
+{
+    struct sockaddr_in a;
+    socklen_t alen = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = -1;
+
+    if (fd < 0)
+        return -1;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &alen) == 0)
+        port = ntohs(a.sin_port);
+    close(fd);
+    return port;
+}
+
+static void print_log(const rdlt_server *s)
+{
+    char line[512];
+    FILE *f = fopen(s->log, "r");
+    if (f == NULL)
+        return;
+    fprintf(stderr, "---- %s ----\n", s->log);
+    while (fgets(line, sizeof(line), f) != NULL)
+        fputs(line, stderr);
+    fprintf(stderr, "----\n");
+    fclose(f);
+}
+
+static int log_says(const rdlt_server *s, const char *what)
+{
+    char line[512];
+    int found = 0;
+    FILE *f = fopen(s->log, "r");
+    if (f == NULL)
+        return 0;
+    while (!found && fgets(line, sizeof(line), f) != NULL)
+        found = strstr(line, what) != NULL;
+    fclose(f);
+    return found;
+}
+
+static void drop_ctx(rdlt_server *s)
+{
+    if (s->ctx != NULL) {
+        redisFree(s->ctx);
+        s->ctx = NULL;
+    }
+}
+
+/* Reaps the server within timeout_ms; 1 if it exited. */
+static int reap(rdlt_server *s, int64_t timeout_ms)
+{
+    int64_t deadline = rdlt_now_ms() + timeout_ms;
+    int status;
+    for (;;) {
+        pid_t r = waitpid(s->pid, &status, WNOHANG);
+        if (r == s->pid || (r < 0 && errno == ECHILD)) {
+            s->pid = 0;
+            return 1;
+        }
+        if (rdlt_now_ms() >= deadline)
+            return 0;
+        rdlt_sleep_ms(5);
+    }
+}
+
+/* Answers PING on a fresh connection? */
+static int pings(const rdlt_server *s)
+{
+    struct timeval tv = {0, 200000};
+    redisContext *ctx = redisConnectWithTimeout("127.0.0.1", s->port, tv);
+    redisReply *r = NULL;
+    int ok = 0;
+    if (ctx != NULL && !ctx->err) {
+        redisSetTimeout(ctx, tv);
+        r = redisCommand(ctx, "PING");
+        /* With --requirepass, NOAUTH also means "up and answering". */
+        ok = r != NULL &&
+             ((r->type == REDIS_REPLY_STATUS && strcmp(r->str, "PONG") == 0) ||
+              (r->type == REDIS_REPLY_ERROR &&
+               strncmp(r->str, "NOAUTH", 6) == 0));
+    }
+    if (r != NULL)
+        freeReplyObject(r);
+    if (ctx != NULL)
+        redisFree(ctx);
+    return ok;
+}
+
+/* Starts the process on s->port and waits for PING. Returns 0; 1 if the
+ * port was taken (try another); -1 on any other failure (logged). */
+static int spawn(rdlt_server *s, const char *bin)
+{
+    char port[16];
+    const char *argv[32 + MAX_EXTRA];
+    int argc = 0, i, fd;
+    pid_t parent = getpid(), pid;
+    int64_t deadline;
+
+    snprintf(port, sizeof(port), "%d", s->port);
+    argv[argc++] = bin;
+    argv[argc++] = "--port";
+    argv[argc++] = port;
+    argv[argc++] = "--bind";
+    argv[argc++] = "127.0.0.1";
+    argv[argc++] = "--save";
+    argv[argc++] = "";
+    argv[argc++] = "--appendonly";
+    argv[argc++] = "no";
+    argv[argc++] = "--dir";
+    argv[argc++] = s->dir;
+    argv[argc++] = "--daemonize";
+    argv[argc++] = "no";
+    argv[argc++] = "--logfile";
+    argv[argc++] = s->log;
+    for (i = 0; s->extra[i] != NULL; i++)
+        argv[argc++] = s->extra[i];
+    argv[argc] = NULL;
+
+    unlink(s->log);
+    fflush(NULL);
+    pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "rdlt: fork: %s\n", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        /* Dies with the test process, even when CTest kills a hung test
+         * with SIGKILL. (The signal follows the forking thread, which is
+         * why servers are started from the main thread only.) */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(126);
+        fd = open("/dev/null", O_RDWR);
+        if (fd >= 0) {
+            dup2(fd, 0);
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        for (fd = 3; fd < 1024; fd++)
+            close(fd);
+        execv(bin, (char *const *)argv);
+        _exit(127);
+    }
+    s->pid = pid;
+
+    deadline = rdlt_now_ms() + 10000;
+    while (rdlt_now_ms() < deadline) {
+        if (reap(s, 0)) {
+            if (log_says(s, "Address already in use"))
+                return 1;
+            fprintf(stderr, "rdlt: redis-server on port %d exited\n", s->port);
+            print_log(s);
+            return -1;
+        }
+        if (pings(s))
+            return 0;
+        rdlt_sleep_ms(10);
+    }
+    fprintf(stderr, "rdlt: redis-server on port %d did not answer PING\n",
+            s->port);
+    print_log(s);
+    kill(s->pid, SIGKILL);
+    reap(s, 5000);
+    return -1;
+}
+
+static void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[600];
+    if (d == NULL)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+/* Cleanup-stack entry: never calls cmocka (it may run from atexit). */
+static void destroy(void *p)
+{
+    rdlt_server *s = p;
+    int i;
+    drop_ctx(s);
+    if (s->pid > 0) {
+        kill(s->pid, SIGKILL);
+        kill(s->pid, SIGCONT);
+        if (!reap(s, 5000))
+            fprintf(stderr, "rdlt: redis-server %d did not exit\n",
+                    (int)s->pid);
+    }
+    remove_dir(s->dir);
+    for (i = 0; s->extra[i] != NULL; i++)
+        free(s->extra[i]);
+    free(s);
+}
+
+static const char *binary_or_skip(void)
+{
+    static char bin[512];
+    if (find_binary(bin, sizeof(bin)) == 0)
+        return bin;
+    if (getenv("CI") != NULL && getenv("CI")[0] != '\0')
+        fail_msg("rdlt: redis-server not found (set RDL_TEST_REDIS_SERVER "
+                 "or PATH); CI is set, so this is a failure");
+    print_message("rdlt: redis-server not found; skipping\n");
+    skip();
+    return NULL;
+}
+
+rdlt_server *rdlt_server_start_args(const char *const *extra)
+{
+    const char *bin = binary_or_skip();
+    const char *tmp = getenv("TMPDIR");
+    rdlt_server *s = calloc(1, sizeof(*s));
+    int i, attempt, rc = -1;
+
+    assert_non_null(s);
+    for (i = 0; extra != NULL && extra[i] != NULL; i++) {
+        if (i == MAX_EXTRA)
+            fail_msg("rdlt: too many server arguments");
+        s->extra[i] = strdup(extra[i]);
+        assert_non_null(s->extra[i]);
+        if (i > 0 && strcmp(s->extra[i - 1], "--requirepass") == 0)
+            s->password = s->extra[i];
+    }
+    snprintf(s->dir, sizeof(s->dir), "%s/rdlt-XXXXXX",
+             tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
+    if (mkdtemp(s->dir) == NULL) {
+        free(s);
+        fail_msg("rdlt: mkdtemp: %s", strerror(errno));
+    }
+    snprintf(s->log, sizeof(s->log), "%s/redis.log", s->dir);
+    rdlt_defer(destroy, s);
+
+    for (attempt = 0; attempt < 5; attempt++) {
+        s->port = free_port();
+        if (s->port <= 0)
+            fail_msg("rdlt: no free port: %s", strerror(errno));
+        rc = spawn(s, bin);
+        if (rc != 1)
+            break;
+    }
+    if (rc != 0)
+        fail_msg("rdlt: could not start %s", bin);
+    snprintf(s->url, sizeof(s->url), "redis://127.0.0.1:%d", s->port);
+    return s;
+}
+
+rdlt_server *rdlt_server_start(void)
+{
+    return rdlt_server_start_args(NULL);
+}
+
+int rdlt_server_port(const rdlt_server *s)
+{
+    return s->port;
+}
+
+const char *rdlt_server_url(const rdlt_server *s)
+{
+    return s->url;
+}
+
+void rdlt_server_stop(rdlt_server *s)
+{
+    drop_ctx(s);
+    if (s->pid <= 0)
+        return;
+    kill(s->pid, SIGTERM);
+    kill(s->pid, SIGCONT); /* in case it was stopped */
+    if (!reap(s, 10000)) {
+        kill(s->pid, SIGKILL);
+        reap(s, 5000);
+        fail_msg("rdlt: redis-server ignored SIGTERM for 10 s");
+    }
+}
+
+void rdlt_server_signal(rdlt_server *s, int sig)
+{
+    if (s->pid <= 0)
+        fail_msg("rdlt: server not running");
+    if (sig == SIGKILL)
+        drop_ctx(s);
+    assert_int_equal(kill(s->pid, sig), 0);
+    if (sig == SIGKILL && !reap(s, 10000))
+        fail_msg("rdlt: redis-server survived SIGKILL");
+}
+
+void rdlt_server_restart(rdlt_server *s)
+{
+    const char *bin = binary_or_skip();
+    int rc;
+    if (s->pid > 0)
+        fail_msg("rdlt: restart of a running server");
+    drop_ctx(s);
+    rc = spawn(s, bin);
+    if (rc == 1)
+        fail_msg("rdlt: port %d was taken while the server was down", s->port);
+    if (rc != 0)
+        fail_msg("rdlt: could not restart redis-server on port %d", s->port);
+}
+
+redisReply *rdlt_cmd(rdlt_server *s, const char *fmt, ...)
+{
+    struct timeval tv = {5, 0};
+    redisReply *r;
+    va_list ap;
+
+    if (s->ctx != NULL && s->ctx->err)
+        drop_ctx(s);
+    if (s->ctx == NULL) {
+        s->ctx = redisConnectWithTimeout("127.0.0.1", s->port, tv);
+        if (s->ctx == NULL || s->ctx->err) {
+            char msg[128];
+            snprintf(msg, sizeof(msg), "%s",
+                     s->ctx != NULL ? s->ctx->errstr : "out of memory");
+            drop_ctx(s);
+            fail_msg("rdlt: connect to port %d: %s", s->port, msg);
+        }
+        redisSetTimeout(s->ctx, tv);
+        if (s->password != NULL) {
+            r = redisCommand(s->ctx, "AUTH %s", s->password);
+            if (r == NULL || r->type == REDIS_REPLY_ERROR) {
+                if (r != NULL)
+                    freeReplyObject(r);
+                drop_ctx(s);
+                fail_msg("rdlt: AUTH on port %d failed", s->port);
+            }
+            freeReplyObject(r);
+        }
+    }
+    va_start(ap, fmt);
+    r = redisvCommand(s->ctx, fmt, ap);
+    va_end(ap);
+    if (r == NULL) {
+        char msg[128];
+        snprintf(msg, sizeof(msg), "%s", s->ctx->errstr);
+        drop_ctx(s);
+        fail_msg("rdlt: command \"%s\" on port %d: %s", fmt, s->port, msg);
+    }
+    return r;
+}
+
+static long long integer_cmd(rdlt_server *s, const char *cmd)
+{
+    redisReply *r = rdlt_cmd(s, cmd);
+    long long v;
+    if (r->type != REDIS_REPLY_INTEGER) {
+        freeReplyObject(r);
+        fail_msg("rdlt: %s did not return an integer", cmd);
+    }
+    v = r->integer;
+    freeReplyObject(r);
+    return v;
+}
+
+long long rdlt_dbsize(rdlt_server *s)
+{
+    return integer_cmd(s, "DBSIZE");
+}
+
+long long rdlt_count_keys(rdlt_server *s, const char *pattern)
+{
+    char cursor[32] = "0";
+    long long n = 0;
+    do {
+        redisReply *r =
+            rdlt_cmd(s, "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
+        if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
+            freeReplyObject(r);
+            fail_msg("rdlt: unexpected SCAN reply");
+        }
+        snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
+        n += (long long)r->element[1]->elements;
+        freeReplyObject(r);
+    } while (strcmp(cursor, "0") != 0);
+    return n;
+}
+
+/* Counts the CLIENT LIST lines whose name starts with prefix and stores
+ * the ids of the first max of them. */
+static int each_client(rdlt_server *s, const char *prefix, long long *ids,
+                       int max)
+{
+    redisReply *r = rdlt_cmd(s, "CLIENT LIST");
+    size_t plen = strlen(prefix);
+    const char *line;
+    int n = 0;
+
+    if (r->type != REDIS_REPLY_STRING && r->type != REDIS_REPLY_STATUS) {
+        freeReplyObject(r);
+        fail_msg("rdlt: unexpected CLIENT LIST reply");
+    }
+    for (line = r->str; line != NULL && *line != '\0';) {
+        const char *end = strchr(line, '\n');
+        const char *name = strstr(line, " name=");
+        if (name != NULL && (end == NULL || name < end) &&
+            strncmp(name + 6, prefix, plen) == 0) {
+            if (ids != NULL && n < max)
+                ids[n] = strtoll(line + 3, NULL, 10); /* "id=" */
+            n++;
+        }
+        line = end != NULL ? end + 1 : NULL;
+    }
+    freeReplyObject(r);
+    return n;
+}
+
+int rdlt_count_clients(rdlt_server *s, const char *name_prefix)
+{
+    return each_client(s, name_prefix, NULL, 0);
+}
+
+int rdlt_kill_clients(rdlt_server *s, const char *name_prefix)
+{
+    long long ids[64];
+    int n = each_client(s, name_prefix, ids, 64), i, killed = 0;
+    for (i = 0; i < n && i < 64; i++) {
+        redisReply *r = rdlt_cmd(s, "CLIENT KILL ID %lld", ids[i]);
+        if (r->type == REDIS_REPLY_INTEGER)
+            killed += (int)r->integer;
+        freeReplyObject(r);
+    }
+    return killed;
+}

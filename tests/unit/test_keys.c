@@ -1,0 +1,361 @@
+/* Key and channel names (src/core/keys.c, DESIGN §6): the Redis Cluster
+ * hash-tag rule exactly, the layout "<prefix>:<kind>:<tagged>[:<suffix>]",
+ * and the name and prefix limits. The rule and CRC16 are written out here
+ * from the Redis Cluster specification, independently of the library, and
+ * the library is compared with them over every short string of '{', '}'
+ * and 'a'. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rdlt.h"
+#include "internal.h"
+
+/* CRC16-CCITT (XMODEM), as in the Redis Cluster specification. */
+static unsigned crc16(const char *buf, size_t len)
+{
+    unsigned crc = 0;
+    size_t i;
+    int bit;
+    for (i = 0; i < len; i++) {
+        crc ^= (unsigned)(unsigned char)buf[i] << 8;
+        for (bit = 0; bit < 8; bit++)
+            crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff
+                               : (crc << 1) & 0xffff;
+    }
+    return crc;
+}
+
+/* The specification's HASH_SLOT: the first '{'; the first '}' after it;
+ * hash what is between if non-empty, else the whole key. */
+static int ref_tag(const char *key, size_t len, size_t *off, size_t *n)
+{
+    size_t s, e;
+    for (s = 0; s < len && key[s] != '{'; s++)
+        ;
+    if (s == len)
+        return 0;
+    for (e = s + 1; e < len && key[e] != '}'; e++)
+        ;
+    if (e == len || e == s + 1)
+        return 0;
+    *off = s + 1;
+    *n = e - s - 1;
+    return 1;
+}
+
+static unsigned slot(const char *key)
+{
+    size_t len = strlen(key), off, n;
+    if (ref_tag(key, len, &off, &n))
+        return crc16(key + off, n) & 0x3fff;
+    return crc16(key, len) & 0x3fff;
+}
+
+static char *key(const char *prefix, const char *kind, const char *name,
+                 const char *suffix)
+{
+    char *k = rdl__key(prefix, kind, name, suffix);
+    assert_non_null(k);
+    return k;
+}
+
+static void expect_key(const char *prefix, const char *kind, const char *name,
+                       const char *suffix, const char *want)
+{
+    char *k = key(prefix, kind, name, suffix);
+    assert_string_equal(k, want);
+    rdl__free(k);
+}
+
+static void test_keys_crc16_reference(void **state)
+{
+    (void)state;
+    /* Check values of the specification and of CLUSTER KEYSLOT. */
+    assert_int_equal(crc16("123456789", 9), 0x31c3);
+    assert_int_equal(slot("foo"), 12182);
+    assert_int_equal(slot("somekey"), 11058);
+    assert_int_equal(slot("{user1000}.following"),
+                     slot("{user1000}.followers"));
+    assert_int_equal(slot("foo{}{bar}"), crc16("foo{}{bar}", 10) & 0x3fff);
+    assert_int_equal(slot("foo{{bar}}zap"), crc16("{bar", 4) & 0x3fff);
+    assert_int_equal(slot("foo{bar}{zap}"), slot("bar"));
+}
+
+static void test_keys_hash_tag_examples(void **state)
+{
+    size_t off = 99, n = 99;
+    (void)state;
+    assert_true(rdl__hash_tag("a}b{c}", 6, &off, &n));
+    assert_int_equal(off, 4);
+    assert_int_equal(n, 1);
+    assert_false(rdl__hash_tag("{}", 2, &off, &n));
+    assert_true(rdl__hash_tag("{{x}}", 5, &off, &n));
+    assert_int_equal(off, 1);
+    assert_int_equal(n, 2);
+    assert_false(rdl__hash_tag("x{}{y}", 6, &off, &n));
+    assert_false(rdl__hash_tag("plain", 5, &off, &n));
+    assert_false(rdl__hash_tag("{open", 5, &off, &n));
+    assert_false(rdl__hash_tag("close}", 6, &off, &n));
+    assert_false(rdl__hash_tag("", 0, &off, &n));
+    assert_true(rdl__hash_tag("{order:42}:stock", 16, &off, &n));
+    assert_int_equal(off, 1);
+    assert_int_equal(n, 8);
+    /* Only the first len bytes count. */
+    assert_false(rdl__hash_tag("{ab}", 3, &off, &n));
+    assert_true(rdl__hash_tag("{ab}", 4, &off, &n));
+}
+
+/* Calls fn on every string over {'{', '}', 'a'} of length 1..maxlen. */
+static void each_string(size_t maxlen, void (*fn)(const char *s, size_t len))
+{
+    static const char alphabet[] = "{}a";
+    char s[16];
+    size_t len, i;
+    unsigned long v, count, k;
+    for (len = 1; len <= maxlen; len++) {
+        for (count = 1, i = 0; i < len; i++)
+            count *= 3;
+        for (k = 0; k < count; k++) {
+            for (v = k, i = 0; i < len; i++, v /= 3)
+                s[i] = alphabet[v % 3];
+            s[len] = '\0';
+            fn(s, len);
+        }
+    }
+}
+
+static void check_tag(const char *s, size_t len)
+{
+    size_t off = 0, n = 0, roff = 0, rn = 0;
+    int got = rdl__hash_tag(s, len, &off, &n);
+    int want = ref_tag(s, len, &roff, &rn);
+    if (got != want)
+        fail_msg("\"%s\": hash_tag %d, specification %d", s, got, want);
+    if (got && (off != roff || n != rn))
+        fail_msg("\"%s\": tag at %zu+%zu, specification %zu+%zu", s, off, n,
+                 roff, rn);
+}
+
+static void test_keys_hash_tag_matches_specification(void **state)
+{
+    (void)state;
+    each_string(8, check_tag);
+}
+
+/* Every key of one lock in one slot; a tagged name keeps its tag (and its
+ * slot); other names are wrapped whole; the layout is exact. Problems are
+ * collected over all names, so a failure shows how many names it hits. */
+static int bad_names;
+static char bad_first[8][256];
+
+static void bad(const char *fmt, ...)
+{
+    va_list ap;
+    if (bad_names < 8) {
+        va_start(ap, fmt);
+        vsnprintf(bad_first[bad_names], sizeof(bad_first[0]), fmt, ap);
+        va_end(ap);
+    }
+    bad_names++;
+}
+
+static void check_key(const char *name, size_t len)
+{
+    static const char *const suffixes[] = {NULL, "chan", "token", "x:y"};
+    char want[64];
+    size_t off, n, i;
+    int tagged = ref_tag(name, len, &off, &n);
+    unsigned first = 0;
+
+    for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+        char *k = key("rdl", "lock", name, suffixes[i]), got[64];
+        snprintf(got, sizeof(got), "%s", k);
+        rdl__free(k);
+        snprintf(want, sizeof(want), "rdl:lock:%s%s%s%s%s", tagged ? "" : "{",
+                 name, tagged ? "" : "}", suffixes[i] ? ":" : "",
+                 suffixes[i] ? suffixes[i] : "");
+        if (strcmp(got, want) != 0) {
+            bad("name \"%s\": key \"%s\", expected \"%s\"", name, got, want);
+            return;
+        }
+        if (i == 0) {
+            first = slot(got);
+        } else if (slot(got) != first) {
+            bad("name \"%s\": keys \"rdl:lock:...\" and \"%s\" in slots %u "
+                "and %u",
+                name, got, first, slot(got));
+            return;
+        }
+    }
+    if (tagged && first != (crc16(name + off, n) & 0x3fff))
+        bad("name \"%s\": its tag's slot was not kept", name);
+    else if (memchr(name, '}', len) == NULL && !tagged &&
+             first != (crc16(name, len) & 0x3fff))
+        bad("name \"%s\": slot of the wrapped name differs", name);
+}
+
+static void test_keys_layout_and_slots(void **state)
+{
+    int i;
+    (void)state;
+    bad_names = 0;
+    each_string(7, check_key);
+    for (i = 0; i < bad_names && i < 8; i++)
+        print_error("%s\n", bad_first[i]);
+    if (bad_names > 0)
+        fail_msg("%d of the names over {'{', '}', 'a'} up to 7 bytes break "
+                 "the rules (first ones above)",
+                 bad_names);
+}
+
+/* The failure above in its smallest form: a name that starts with '}' and
+ * holds no tag is wrapped as "{}...}", whose tag is empty, so Redis
+ * Cluster hashes each whole key and the keys of one lock scatter. */
+static void test_keys_close_brace_first_one_slot(void **state)
+{
+    static const char *const names[] = {"}", "}abc", "}{", "}}x{"};
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        char *a = key("rdl", "lock", names[i], NULL);
+        char *b = key("rdl", "lock", names[i], "chan");
+        unsigned sa = slot(a), sb = slot(b);
+        char ka[64], kb[64];
+        snprintf(ka, sizeof(ka), "%s", a);
+        snprintf(kb, sizeof(kb), "%s", b);
+        rdl__free(a);
+        rdl__free(b);
+        if (sa != sb)
+            fail_msg("name \"%s\": \"%s\" in slot %u, \"%s\" in slot %u",
+                     names[i], ka, sa, kb, sb);
+    }
+}
+
+static void test_keys_examples(void **state)
+{
+    char *a, *b;
+    (void)state;
+    expect_key("rdl", "lock", "orders", NULL, "rdl:lock:{orders}");
+    expect_key("rdl", "lock", "orders", "chan", "rdl:lock:{orders}:chan");
+    expect_key("myapp", "fair", "x", "queue", "myapp:fair:{x}:queue");
+    expect_key("rdl", "lock", "a}b{c}", NULL, "rdl:lock:a}b{c}");
+    expect_key("rdl", "lock", "{}", NULL, "rdl:lock:{{}}");
+    expect_key("rdl", "lock", "{{x}}", NULL, "rdl:lock:{{x}}");
+    expect_key("rdl", "lock", "x{}{y}", "s", "rdl:lock:{x{}{y}}:s");
+    expect_key("rdl", "lock", "with space\x01\xff", NULL,
+               "rdl:lock:{with space\x01\xff}");
+    /* Locks meant to share a slot do. */
+    a = key("rdl", "lock", "{order:42}:stock", NULL);
+    b = key("rdl", "lock", "{order:42}:payment", "chan");
+    assert_string_equal(a, "rdl:lock:{order:42}:stock");
+    assert_string_equal(b, "rdl:lock:{order:42}:payment:chan");
+    assert_int_equal(slot(a), slot(b));
+    assert_int_equal(slot(a), slot("order:42"));
+    rdl__free(a);
+    rdl__free(b);
+}
+
+static void test_keys_longest_name(void **state)
+{
+    char *name = malloc(RDL__NAME_MAX + 1), *k;
+    (void)state;
+    assert_non_null(name);
+    memset(name, 'n', RDL__NAME_MAX);
+    name[RDL__NAME_MAX] = '\0';
+    k = key("rdl", "lock", name, "chan");
+    assert_int_equal(strlen(k), strlen("rdl:lock:{}:chan") + RDL__NAME_MAX);
+    assert_int_equal(strncmp(k, "rdl:lock:{nnn", 13), 0);
+    rdl__free(k);
+    free(name);
+}
+
+static void test_keys_alloc_failure(void **state)
+{
+    (void)state;
+    rdl__alloc_fail_at(1);
+    assert_null(rdl__key("rdl", "lock", "n", NULL));
+    rdl__alloc_fail_at(0);
+}
+
+static void test_keys_name_check(void **state)
+{
+    char *name = malloc(2049);
+    (void)state;
+    assert_non_null(name);
+    assert_int_equal(rdl__name_check(NULL), RDL_EINVAL);
+    assert_int_equal(rdl__name_check(""), RDL_EINVAL);
+    assert_int_equal(rdl__name_check("a"), 0);
+    assert_int_equal(rdl__name_check("{}"), 0);
+    assert_int_equal(rdl__name_check(" spaces and \x01 bytes\xff "), 0);
+    memset(name, 'n', 2048);
+    name[2048] = '\0';
+    assert_int_equal(rdl__name_check(name), RDL_EINVAL);
+    name[1025] = '\0';
+    assert_int_equal(rdl__name_check(name), RDL_EINVAL);
+    name[1024] = '\0';
+    assert_int_equal(rdl__name_check(name), 0);
+    free(name);
+}
+
+static void test_keys_prefix_check(void **state)
+{
+    char prefix[80];
+    (void)state;
+    assert_int_equal(rdl__prefix_check("rdl"), 0);
+    assert_int_equal(rdl__prefix_check("my-app:locks"), 0);
+    assert_int_equal(rdl__prefix_check(NULL), RDL_EINVAL);
+    assert_int_equal(rdl__prefix_check(""), RDL_EINVAL);
+    assert_int_equal(rdl__prefix_check("a{b"), RDL_EINVAL);
+    assert_int_equal(rdl__prefix_check("a}b"), RDL_EINVAL);
+    assert_int_equal(rdl__prefix_check("a b"), RDL_EINVAL);
+    assert_int_equal(rdl__prefix_check("a\tb"), RDL_EINVAL);
+    assert_int_equal(rdl__prefix_check("a\nb"), RDL_EINVAL);
+    memset(prefix, 'p', sizeof(prefix));
+    prefix[RDL__PREFIX_MAX] = '\0';
+    assert_int_equal(rdl__prefix_check(prefix), 0);
+    prefix[RDL__PREFIX_MAX] = 'p';
+    prefix[RDL__PREFIX_MAX + 1] = '\0';
+    assert_int_equal(rdl__prefix_check(prefix), RDL_EINVAL);
+}
+
+/* The public constructors apply the same limits without a server. */
+static void test_keys_public_limits(void **state)
+{
+    rdl_client_t *c = rdlt_client_new(NULL);
+    rdl_lock_t *l = (rdl_lock_t *)&l;
+    char *name = malloc(RDL__NAME_MAX + 2);
+    (void)state;
+    assert_non_null(name);
+    rdlt_assert_rc(rdl_lock_new(c, "", &l), RDL_EINVAL);
+    assert_null(l);
+    memset(name, 'n', RDL__NAME_MAX + 1);
+    name[RDL__NAME_MAX + 1] = '\0';
+    rdlt_assert_rc(rdl_lock_new(c, name, &l), RDL_EINVAL);
+    assert_null(l);
+    name[RDL__NAME_MAX] = '\0';
+    rdlt_assert_ok(rdl_lock_new(c, name, &l));
+    assert_string_equal(rdl_lock_name(l), name);
+    rdl_lock_free(l);
+    free(name);
+    rdlt_assert_rc(rdl_client_set_prefix(c, "a{b"), RDL_EINVAL);
+    rdlt_assert_rc(rdl_client_set_prefix(c, ""), RDL_EINVAL);
+    rdlt_assert_rc(rdl_client_set_prefix(c, NULL), RDL_EINVAL);
+    rdlt_assert_ok(rdl_client_set_prefix(c, "myapp"));
+}
+
+static const struct CMUnitTest tests[] = {
+    RDLT_TEST(test_keys_crc16_reference),
+    RDLT_TEST(test_keys_hash_tag_examples),
+    RDLT_TEST(test_keys_hash_tag_matches_specification),
+    RDLT_TEST(test_keys_layout_and_slots),
+    RDLT_TEST(test_keys_close_brace_first_one_slot),
+    RDLT_TEST(test_keys_examples),
+    RDLT_TEST(test_keys_longest_name),
+    RDLT_TEST(test_keys_alloc_failure),
+    RDLT_TEST(test_keys_name_check),
+    RDLT_TEST(test_keys_prefix_check),
+    RDLT_TEST(test_keys_public_limits),
+};
+
+RDLT_MAIN(tests)

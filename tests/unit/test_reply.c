@@ -1,0 +1,206 @@
+/* Reply mapping (src/core/reply.c): the one place that reads server reply
+ * strings. Replies are built by hand, as hiredis's reader would build them
+ * from the error texts Redis 7.0 sends. */
+#include <string.h>
+
+#include "rdlt.h"
+#include "internal.h"
+
+static redisReply reply(int type, const char *str)
+{
+    redisReply r;
+    memset(&r, 0, sizeof(r));
+    r.type = type;
+    r.str = (char *)str;
+    r.len = str != NULL ? strlen(str) : 0;
+    return r;
+}
+
+static void expect_code(const char *err, int want)
+{
+    redisReply r = reply(REDIS_REPLY_ERROR, err);
+    int got = rdl__reply_code(&r);
+    if (got != want)
+        fail_msg("\"%s\" -> %d (%s), expected %d (%s)", err, got,
+                 rdl_err_name(got), want, rdl_err_name(want));
+}
+
+static void test_reply_error_words(void **state)
+{
+    (void)state;
+    expect_code("NOSCRIPT No matching script. Please use EVAL.",
+                RDL__ENOSCRIPT);
+    expect_code("MOVED 3999 127.0.0.1:6381", RDL__EMOVED);
+    expect_code("ASK 3999 127.0.0.1:6381", RDL__EASK);
+    expect_code("TRYAGAIN Multiple keys request during rehashing of slot",
+                RDL__ETRYAGAIN);
+    expect_code("CLUSTERDOWN The cluster is down", RDL_ECLUSTERDOWN);
+    expect_code("CLUSTERDOWN Hash slot not served", RDL_ECLUSTERDOWN);
+    expect_code("READONLY You can't write against a read only replica.",
+                RDL_EREADONLY);
+    expect_code("NOAUTH Authentication required.", RDL_EAUTH);
+    expect_code("WRONGPASS invalid username-password pair or user is "
+                "disabled.",
+                RDL_EAUTH);
+    expect_code("OOM command not allowed when used memory > 'maxmemory'.",
+                RDL_EOOM);
+    expect_code("CROSSSLOT Keys in request don't hash to the same slot",
+                RDL_ECROSSSLOT);
+    expect_code("LOADING Redis is loading the dataset in memory",
+                RDL__ELOADING);
+}
+
+static void test_reply_word_alone(void **state)
+{
+    (void)state;
+    expect_code("NOSCRIPT", RDL__ENOSCRIPT);
+    expect_code("MOVED", RDL__EMOVED);
+    expect_code("READONLY", RDL_EREADONLY);
+}
+
+/* A word is matched whole: a longer word is something else. */
+static void test_reply_word_boundaries(void **state)
+{
+    (void)state;
+    expect_code("ASKING is not an error", RDL_ESERVER);
+    expect_code("MOVEDX 1 h:1", RDL_ESERVER);
+    expect_code("OOMPH", RDL_ESERVER);
+    expect_code("ERR MOVED somewhere", RDL_ESERVER);
+    expect_code("noauth lower case", RDL_ESERVER);
+}
+
+static void test_reply_other_errors(void **state)
+{
+    (void)state;
+    expect_code("ERR unknown command 'FOO', with args beginning with: ",
+                RDL_ESERVER);
+    expect_code("ERR DB index is out of range", RDL_ESERVER);
+    expect_code("WRONGTYPE Operation against a key holding the wrong kind "
+                "of value",
+                RDL_ESERVER);
+    expect_code("ERR", RDL_ESERVER);
+    expect_code("", RDL_ESERVER);
+    /* Script failures as Redis 7.0 reports them. */
+    expect_code("ERR user_script:12: Script attempted to access nonexistent "
+                "global variable 'x' script: "
+                "2f405679f0e2b8bd2bbbd06ba2bb2d5ab7a5b23a, on "
+                "@user_script:12.",
+                RDL_ESCRIPT);
+    expect_code("ERR Error running script (call to "
+                "f_2f405679f0e2b8bd2bbbd06ba2bb2d5ab7a5b23a): "
+                "@user_script:1: oops",
+                RDL_ESCRIPT);
+    /* Redis < 6 had no WRONGPASS. */
+    expect_code("ERR invalid password", RDL_EAUTH);
+}
+
+static void test_reply_non_errors(void **state)
+{
+    redisReply r;
+    (void)state;
+    r = reply(REDIS_REPLY_STATUS, "OK");
+    assert_int_equal(rdl__reply_code(&r), 0);
+    r = reply(REDIS_REPLY_STRING, "NOSCRIPT in a string is data");
+    assert_int_equal(rdl__reply_code(&r), 0);
+    r = reply(REDIS_REPLY_STATUS, "MOVED 1 h:1");
+    assert_int_equal(rdl__reply_code(&r), 0);
+    r = reply(REDIS_REPLY_NIL, NULL);
+    assert_int_equal(rdl__reply_code(&r), 0);
+    r = reply(REDIS_REPLY_INTEGER, NULL);
+    r.integer = -1;
+    assert_int_equal(rdl__reply_code(&r), 0);
+    r = reply(REDIS_REPLY_ARRAY, NULL);
+    assert_int_equal(rdl__reply_code(&r), 0);
+}
+
+static redisReply *push3(redisReply *el, redisReply **ptrs, redisReply *arr,
+                         const char *kind, const char *chan, const char *msg)
+{
+    int i;
+    el[0] = reply(REDIS_REPLY_STRING, kind);
+    el[1] = reply(REDIS_REPLY_STRING, chan);
+    el[2] = reply(REDIS_REPLY_STRING, msg);
+    for (i = 0; i < 3; i++)
+        ptrs[i] = &el[i];
+    *arr = reply(REDIS_REPLY_ARRAY, NULL);
+    arr->elements = 3;
+    arr->element = ptrs;
+    return arr;
+}
+
+static void test_reply_messages(void **state)
+{
+    redisReply el[4], *ptrs[4], arr;
+    const char *chan = NULL, *msg = NULL;
+    size_t chanlen = 0, msglen = 0;
+    (void)state;
+
+    push3(el, ptrs, &arr, "message", "rdl:lock:{a}:chan", "0");
+    assert_int_equal(rdl__reply_message(&arr, &chan, &chanlen, &msg, &msglen),
+                     1);
+    assert_int_equal(chanlen, strlen("rdl:lock:{a}:chan"));
+    assert_memory_equal(chan, "rdl:lock:{a}:chan", chanlen);
+    assert_int_equal(msglen, 1);
+    assert_memory_equal(msg, "0", 1);
+
+    push3(el, ptrs, &arr, "smessage", "c", "1");
+    assert_int_equal(rdl__reply_message(&arr, &chan, &chanlen, &msg, &msglen),
+                     1);
+    assert_memory_equal(chan, "c", 1);
+    assert_memory_equal(msg, "1", 1);
+
+    /* Subscription confirmations are not messages. */
+    push3(el, ptrs, &arr, "subscribe", "c", NULL);
+    el[2] = reply(REDIS_REPLY_INTEGER, NULL);
+    el[2].integer = 1;
+    assert_int_equal(rdl__reply_message(&arr, &chan, &chanlen, &msg, &msglen),
+                     0);
+    push3(el, ptrs, &arr, "ssubscribe", "c", NULL);
+    el[2] = reply(REDIS_REPLY_INTEGER, NULL);
+    assert_int_equal(rdl__reply_message(&arr, &chan, &chanlen, &msg, &msglen),
+                     0);
+
+    /* Pattern messages have four elements; rdl does not use them. */
+    push3(el, ptrs, &arr, "pmessage", "p*", "c");
+    el[3] = reply(REDIS_REPLY_STRING, "0");
+    ptrs[3] = &el[3];
+    arr.elements = 4;
+    assert_int_equal(rdl__reply_message(&arr, &chan, &chanlen, &msg, &msglen),
+                     0);
+
+    /* Not arrays. */
+    arr = reply(REDIS_REPLY_STRING, "message");
+    assert_int_equal(rdl__reply_message(&arr, &chan, &chanlen, &msg, &msglen),
+                     0);
+    arr = reply(REDIS_REPLY_ERROR, "ERR message");
+    assert_int_equal(rdl__reply_message(&arr, &chan, &chanlen, &msg, &msglen),
+                     0);
+    assert_int_equal(rdl__reply_message(NULL, &chan, &chanlen, &msg, &msglen),
+                     0);
+}
+
+/* Payloads may hold any byte; lengths, not NUL, delimit them. */
+static void test_reply_binary_payload(void **state)
+{
+    static const char payload[] = {'a', '\0', 'b'};
+    redisReply el[3], *ptrs[3], arr;
+    const char *chan, *msg;
+    size_t chanlen, msglen;
+    (void)state;
+    push3(el, ptrs, &arr, "message", "c", "x");
+    el[2].str = (char *)payload;
+    el[2].len = sizeof(payload);
+    assert_int_equal(rdl__reply_message(&arr, &chan, &chanlen, &msg, &msglen),
+                     1);
+    assert_int_equal(msglen, 3);
+    assert_memory_equal(msg, payload, 3);
+}
+
+static const struct CMUnitTest tests[] = {
+    RDLT_TEST(test_reply_error_words),     RDLT_TEST(test_reply_word_alone),
+    RDLT_TEST(test_reply_word_boundaries), RDLT_TEST(test_reply_other_errors),
+    RDLT_TEST(test_reply_non_errors),      RDLT_TEST(test_reply_messages),
+    RDLT_TEST(test_reply_binary_payload),
+};
+
+RDLT_MAIN(tests)
