@@ -1,0 +1,328 @@
+/* The client (include/rdl/client.h): configuration, connecting, the
+ * handshake (AUTH, SELECT, CLIENT SETNAME), closing, counters. */
+#include <ctype.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rdlt.h"
+
+#define A ((rdl_owner_t)1)
+
+static void test_client_connect_and_id(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c1 = rdlt_client(s), *c2 = rdlt_client(s);
+    const char *id = rdl_client_id(c1);
+    rdl_client_stats_t st;
+    size_t i;
+    (void)state;
+
+    assert_non_null(id);
+    assert_int_equal(strlen(id), 32);
+    for (i = 0; i < 32; i++)
+        if (!isxdigit((unsigned char)id[i]) || isupper((unsigned char)id[i]))
+            fail_msg("client id \"%s\" is not lowercase hex", id);
+    assert_string_not_equal(id, rdl_client_id(c2));
+    rdlt_assert_ok(rdl_client_stats(c1, &st));
+    assert_true(st.connects >= 1);
+    assert_true(st.acquires == 0);
+    rdlt_assert_rc(rdl_client_stats(NULL, &st), RDL_EINVAL);
+    rdlt_assert_rc(rdl_client_stats(c1, NULL), RDL_EINVAL);
+}
+
+/* Connections are named "rdl:<client-id>:cmd|sub", so an operator can find
+ * them; they go away when the client closes. */
+static void test_client_connections_are_named(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s), *other = rdlt_client(s);
+    rdl_lock_t *l = rdlt_lock(c, "named"), *lo = rdlt_lock(other, "named");
+    char cmd[64], sub[64], any[64];
+    int64_t deadline;
+    (void)state;
+
+    snprintf(cmd, sizeof(cmd), "rdl:%s:cmd", rdl_client_id(c));
+    snprintf(sub, sizeof(sub), "rdl:%s:sub", rdl_client_id(c));
+    snprintf(any, sizeof(any), "rdl:%s:", rdl_client_id(c));
+    assert_int_equal(rdlt_count_clients(s, cmd), 1);
+    /* A wait needs the subscriber connection. */
+    rdlt_assert_ok(rdl_lock_acquire_as(lo, A, 0, 30000));
+    rdlt_assert_rc(rdl_lock_acquire_as(l, A, 200, 5000), RDL_ETIMEDOUT);
+    assert_int_equal(rdlt_count_clients(s, sub), 1);
+    assert_int_equal(rdlt_count_clients(s, cmd), 1);
+
+    rdlt_assert_ok(rdl_client_close(c));
+    deadline = rdlt_now_ms() + 2000;
+    while (rdlt_count_clients(s, any) > 0 && rdlt_now_ms() < deadline)
+        rdlt_sleep_ms(10);
+    assert_int_equal(rdlt_count_clients(s, any), 0);
+    /* The other client is untouched. */
+    snprintf(any, sizeof(any), "rdl:%s:cmd", rdl_client_id(other));
+    assert_int_equal(rdlt_count_clients(s, any), 1);
+}
+
+static void test_client_connect_refused(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    int port = rdlt_server_port(s);
+    char url[64];
+    rdl_client_t *c;
+    int64_t t0, took;
+    (void)state;
+
+    /* A port where nothing listens: the server's, once it is stopped. */
+    rdlt_server_stop(s);
+    snprintf(url, sizeof(url), "redis://127.0.0.1:%d", port);
+    c = rdlt_client_new(url);
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 500, 500));
+    t0 = rdlt_now_ms();
+    rdlt_assert_rc(rdl_client_connect(c), RDL_ECONNREFUSED);
+    took = rdlt_now_ms() - t0;
+    rdlt_assert_between(took, 0, 2000);
+    if (strstr(rdl_client_errmsg(c), url + 8) == NULL)
+        fail_msg("errmsg \"%s\" does not name %s", rdl_client_errmsg(c),
+                 url + 8);
+
+    /* After a failure the client can connect again. */
+    rdlt_server_restart(s);
+    rdlt_assert_ok(rdl_client_connect(c));
+    {
+        rdl_lock_t *l = rdlt_lock(c, "after-refused");
+        rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 1000));
+    }
+}
+
+/* Connecting to something that accepts but never answers is bounded by
+ * the connect timeout. */
+static void test_client_connect_timeout(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client_new(rdlt_server_url(s));
+    int64_t t0, took;
+    int rc;
+    (void)state;
+
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 300, 300));
+    rdlt_server_signal(s, SIGSTOP);
+    t0 = rdlt_now_ms();
+    rc = rdl_client_connect(c);
+    took = rdlt_now_ms() - t0;
+    rdlt_server_signal(s, SIGCONT);
+    rdlt_assert_rc(rc, RDL_ECONNREFUSED);
+    rdlt_assert_between(took, 250, 2000);
+}
+
+static void test_client_configuration_after_connect(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s);
+    (void)state;
+
+    rdlt_assert_rc(rdl_client_set_url(c, rdlt_server_url(s)), RDL_EINVAL);
+    rdlt_assert_rc(rdl_client_set_prefix(c, "other"), RDL_EINVAL);
+    rdlt_assert_rc(rdl_client_set_timeouts_ms(c, 100, 100), RDL_EINVAL);
+    rdlt_assert_rc(rdl_client_set_watchdog_ms(c, 1000), RDL_EINVAL);
+    rdlt_assert_rc(rdl_client_connect(c), RDL_EINVAL);
+}
+
+static void test_client_configuration_ranges(void **state)
+{
+    rdl_client_t *c = rdlt_client_new(NULL);
+    (void)state;
+
+    rdlt_assert_rc(rdl_client_set_timeouts_ms(c, 0, 100), RDL_EINVAL);
+    rdlt_assert_rc(rdl_client_set_timeouts_ms(c, 100, 0), RDL_EINVAL);
+    rdlt_assert_rc(rdl_client_set_timeouts_ms(c, -1, 100), RDL_EINVAL);
+    rdlt_assert_rc(rdl_client_set_timeouts_ms(c, 3600001, 100), RDL_EINVAL);
+    rdlt_assert_rc(rdl_client_set_timeouts_ms(c, 100, 3600001), RDL_EINVAL);
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 1, 1));
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 3600000, 3600000));
+    rdlt_assert_rc(rdl_client_set_watchdog_ms(c, 99), RDL_EINVAL);
+    rdlt_assert_rc(rdl_client_set_watchdog_ms(c, 86400001), RDL_EINVAL);
+    rdlt_assert_rc(rdl_client_set_watchdog_ms(c, -1), RDL_EINVAL);
+    rdlt_assert_ok(rdl_client_set_watchdog_ms(c, 100));
+    rdlt_assert_ok(rdl_client_set_watchdog_ms(c, 86400000));
+    rdlt_assert_rc(rdl_client_set_timeouts_ms(NULL, 1, 1), RDL_EINVAL);
+    rdlt_assert_rc(rdl_client_set_watchdog_ms(NULL, 1000), RDL_EINVAL);
+    rdlt_assert_rc(rdl_client_set_prefix(NULL, "p"), RDL_EINVAL);
+    rdlt_assert_rc(rdl_client_set_loop(NULL, NULL), RDL_EINVAL);
+    rdlt_assert_rc(rdl_client_set_loop(c, NULL), RDL_EINVAL);
+    rdlt_assert_rc(rdl_client_connect(NULL), RDL_EINVAL);
+    assert_non_null(rdl_client_errmsg(NULL));
+    /* Closing or freeing a client that never connected is harmless. */
+    rdlt_assert_ok(rdl_client_close(c));
+    rdlt_client_free(c);
+    rdl_client_free(NULL);
+}
+
+static void test_client_password(void **state)
+{
+    static const char *const args[] = {"--requirepass", "s3cret", NULL};
+    rdlt_server *s = rdlt_server_start_args(args);
+    char url[128];
+    rdl_client_t *c;
+    rdl_lock_t *l;
+    (void)state;
+
+    c = rdlt_client_new(rdlt_server_url(s));
+    rdlt_assert_rc(rdl_client_connect(c), RDL_EAUTH);
+    assert_true(strlen(rdl_client_errmsg(c)) > 0);
+
+    snprintf(url, sizeof(url), "redis://:wrong@127.0.0.1:%d",
+             rdlt_server_port(s));
+    c = rdlt_client_new(url);
+    rdlt_assert_rc(rdl_client_connect(c), RDL_EAUTH);
+
+    snprintf(url, sizeof(url), "redis://:s3cret@127.0.0.1:%d",
+             rdlt_server_port(s));
+    c = rdlt_client_new(url);
+    rdlt_assert_ok(rdl_client_connect(c));
+    l = rdlt_lock(c, "auth");
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 1000));
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+}
+
+static void test_client_acl_user(void **state)
+{
+    static const char *const args[] = {"--user", "alice", "on",    ">p@ss:w/d",
+                                       "~*",     "&*",    "+@all", NULL};
+    rdlt_server *s = rdlt_server_start_args(args);
+    char url[128];
+    rdl_client_t *c;
+    rdl_lock_t *l;
+    (void)state;
+
+    snprintf(url, sizeof(url), "redis://alice:nope@127.0.0.1:%d",
+             rdlt_server_port(s));
+    c = rdlt_client_new(url);
+    rdlt_assert_rc(rdl_client_connect(c), RDL_EAUTH);
+
+    /* Percent-encoded password. */
+    snprintf(url, sizeof(url), "redis://alice:p%%40ss%%3Aw%%2Fd@127.0.0.1:%d",
+             rdlt_server_port(s));
+    c = rdlt_client_new(url);
+    rdlt_assert_ok(rdl_client_connect(c));
+    l = rdlt_lock(c, "acl");
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 1000));
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+}
+
+static void test_client_database(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    char url[128];
+    rdl_client_t *c;
+    rdl_lock_t *l;
+    redisReply *r;
+    long long in3;
+    (void)state;
+
+    snprintf(url, sizeof(url), "%s/3", rdlt_server_url(s));
+    c = rdlt_client_new(url);
+    rdlt_assert_ok(rdl_client_connect(c));
+    l = rdlt_lock(c, "db");
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 5000));
+    assert_int_equal(rdlt_dbsize(s), 0);
+    freeReplyObject(rdlt_cmd(s, "SELECT 3"));
+    in3 = rdlt_dbsize(s);
+    freeReplyObject(rdlt_cmd(s, "SELECT 0"));
+    assert_true(in3 >= 1);
+
+    /* A database the server does not have. */
+    snprintf(url, sizeof(url), "%s/99", rdlt_server_url(s));
+    c = rdlt_client_new(url);
+    rdlt_assert_rc(rdl_client_connect(c), RDL_ESERVER);
+    assert_true(strlen(rdl_client_errmsg(c)) > 0);
+    r = rdlt_cmd(s, "PING");
+    freeReplyObject(r);
+}
+
+static void test_client_prefix(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client_new(rdlt_server_url(s));
+    rdl_lock_t *l;
+    (void)state;
+
+    rdlt_assert_ok(rdl_client_set_prefix(c, "myapp"));
+    rdlt_assert_ok(rdl_client_connect(c));
+    l = rdlt_lock(c, "x");
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 5000));
+    assert_true(rdlt_count_keys(s, "myapp:lock:{x}*") >= 1);
+    assert_int_equal(rdlt_count_keys(s, "rdl:*"), 0);
+    assert_int_equal(rdlt_count_keys(s, "*") - rdlt_count_keys(s, "myapp:*"),
+                     0);
+}
+
+typedef struct blocked {
+    rdl_lock_t *lock;
+    int rc;
+    int64_t done_at;
+} blocked;
+
+static void *block_forever(void *arg)
+{
+    blocked *b = arg;
+    b->rc = rdl_lock_acquire_as(b->lock, 2, RDL_WAIT_FOREVER, 5000);
+    b->done_at = rdlt_now_ms();
+    return NULL;
+}
+
+/* Closing completes waiting calls with RDL_ECLOSED, at once. */
+static void test_client_close_ends_waits(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s);
+    rdl_lock_t *l = rdlt_lock(c, "close");
+    blocked b = {l, -999, 0};
+    rdlt_thread *t;
+    int64_t closed;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 30000));
+    t = rdlt_thread_start(block_forever, &b);
+    rdlt_sleep_ms(200);
+    rdlt_assert_ok(rdl_client_close(c));
+    closed = rdlt_now_ms();
+    rdlt_thread_join(t);
+    rdlt_assert_rc(b.rc, RDL_ECLOSED);
+    rdlt_assert_between(b.done_at - closed, -1000, 500);
+    rdlt_assert_rc(rdl_lock_acquire_as(l, A, 0, 1000), RDL_ECLOSED);
+}
+
+static void test_client_stats_count_work(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s);
+    rdl_lock_t *l = rdlt_lock(c, "stats");
+    rdl_client_stats_t a, b;
+    (void)state;
+
+    rdlt_assert_ok(rdl_client_stats(c, &a));
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 5000));
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+    rdlt_assert_ok(rdl_client_stats(c, &b));
+    assert_int_equal(b.acquires - a.acquires, 1);
+    assert_int_equal(b.attempts - a.attempts, 1);
+    assert_true(b.scripts - a.scripts >= 2);
+    assert_true(b.commands - a.commands >= b.scripts - a.scripts);
+    assert_int_equal(b.cmd_timeouts, 0);
+}
+
+static const struct CMUnitTest tests[] = {
+    RDLT_TEST(test_client_connect_and_id),
+    RDLT_TEST(test_client_connections_are_named),
+    RDLT_TEST(test_client_connect_refused),
+    RDLT_TEST(test_client_connect_timeout),
+    RDLT_TEST(test_client_configuration_after_connect),
+    RDLT_TEST(test_client_configuration_ranges),
+    RDLT_TEST(test_client_password),
+    RDLT_TEST(test_client_acl_user),
+    RDLT_TEST(test_client_database),
+    RDLT_TEST(test_client_prefix),
+    RDLT_TEST(test_client_close_ends_waits),
+    RDLT_TEST(test_client_stats_count_work),
+};
+
+RDLT_MAIN(tests)
