@@ -563,6 +563,87 @@ static void test_lock_threads_never_hold_together(void **state)
     assert_int_equal(rdlt_info(l[0], A).locked, 0);
 }
 
+/* RDL_LEASE_AUTO takes the client's watchdog lease (client.h: applied at
+ * acquisition; renewal arrives with the watchdog, and keeps the TTL within
+ * the lease as well). */
+static void test_lock_lease_auto_uses_watchdog_lease(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client_new(rdlt_server_url(s));
+    rdl_lock_t *l;
+    (void)state;
+
+    rdlt_assert_ok(rdl_client_set_watchdog_ms(c, 2000));
+    rdlt_assert_ok(rdl_client_connect(c));
+    l = rdlt_lock(c, "auto");
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, RDL_LEASE_AUTO));
+    rdlt_assert_between(rdlt_info(l, A).ttl_ms, 1000, 2000);
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+}
+
+/* Subscriptions are not leaked: once nobody waits, the client unsubscribes
+ * (after a short linger). */
+static void test_lock_subscription_ends_after_wait(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s);
+    rdl_lock_t *l = rdlt_lock(c, "subs");
+    int64_t deadline;
+    long long channels = -1;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 30000));
+    rdlt_assert_rc(rdl_lock_acquire_as(l, B, 200, 5000), RDL_ETIMEDOUT);
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+    deadline = rdlt_now_ms() + 10000;
+    while (rdlt_now_ms() < deadline) {
+        redisReply *r = rdlt_cmd(s, "PUBSUB CHANNELS *");
+        channels = (long long)r->elements;
+        freeReplyObject(r);
+        if (channels == 0)
+            break;
+        rdlt_sleep_ms(100);
+    }
+    assert_int_equal(channels, 0);
+}
+
+typedef struct errmsg_arg {
+    rdl_client_t *c;
+    rdl_lock_t *lock;
+    int rc;
+    char msg[256];
+} errmsg_arg;
+
+static void *errmsg_thread(void *arg)
+{
+    errmsg_arg *e = arg;
+    e->rc = rdl_lock_acquire_as(e->lock, B, 0, 1000);
+    snprintf(e->msg, sizeof(e->msg), "%s", rdl_client_errmsg(e->c));
+    return NULL;
+}
+
+/* rdl_client_errmsg() is per thread: a thread sees the detail of its own
+ * last error, not of another thread's. */
+static void test_lock_errmsg_per_thread(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s);
+    rdl_lock_t *l = rdlt_lock(c, "errmsg");
+    errmsg_arg e = {c, l, -999, ""};
+    char mine[256];
+    (void)state;
+
+    rdlt_assert_rc(rdl_lock_acquire_as(l, A, 0, -7), RDL_EINVAL);
+    snprintf(mine, sizeof(mine), "%s", rdl_client_errmsg(c));
+    assert_true(strlen(mine) > 0);
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 5000));
+    rdlt_thread_join(rdlt_thread_start(errmsg_thread, &e));
+    rdlt_assert_rc(e.rc, RDL_EBUSY);
+    assert_true(strlen(e.msg) > 0);
+    assert_string_not_equal(e.msg, mine);
+    assert_string_equal(rdl_client_errmsg(c), mine);
+}
+
 /* ---- owners and threads ------------------------------------------------- */
 
 typedef struct handoff {
@@ -819,6 +900,9 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_lock_fencing_token_increases_across_expiry),
     RDLT_TEST(test_lock_fencing_tokens_strictly_increase),
     RDLT_TEST(test_lock_threads_never_hold_together),
+    RDLT_TEST(test_lock_lease_auto_uses_watchdog_lease),
+    RDLT_TEST(test_lock_subscription_ends_after_wait),
+    RDLT_TEST(test_lock_errmsg_per_thread),
     RDLT_TEST(test_lock_owner_self_and_explicit_owners),
     RDLT_TEST(test_lock_odd_names),
     RDLT_TEST(test_lock_longest_name_and_copy),
