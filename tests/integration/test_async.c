@@ -316,6 +316,52 @@ static void test_async_close_completes_pending(void **state)
     finish(&x);
 }
 
+typedef struct bare {
+    rdl_client_t *c;
+    int rc;
+} bare;
+
+static void do_connect_bare(void *arg)
+{
+    bare *b = arg;
+    b->rc = rdl_client_connect(b->c);
+}
+
+static void do_close_bare(void *arg)
+{
+    bare *b = arg;
+    b->rc = rdl_client_close(b->c);
+}
+
+/* client.h: on the caller's loop, rdl_client_close() may run on the loop
+ * thread and rdl_client_free() may follow at once; free may be called from
+ * any thread (as close). Freeing from another thread while the loop closes
+ * the handles must neither touch freed memory nor leak the client (the
+ * sanitizer build checks both). */
+static void test_async_free_from_other_thread_after_close(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdlt_loop *lp = rdlt_loop_start();
+    int i;
+    (void)state;
+
+    for (i = 0; i < 200; i++) {
+        bare b = {NULL, -999};
+        rdlt_assert_ok(rdl_client_new(&b.c));
+        rdlt_assert_ok(rdl_client_set_url(b.c, rdlt_server_url(s)));
+        rdlt_assert_ok(rdl_client_set_loop(b.c, rdlt_loop_uv(lp)));
+        rdlt_loop_call(lp, do_connect_bare, &b);
+        rdlt_assert_ok(b.rc);
+        if (i % 2)
+            rdlt_sleep_ms(1); /* connected, or about to */
+        rdlt_loop_call(lp, do_close_bare, &b);
+        rdlt_assert_ok(b.rc);
+        rdl_client_free(b.c); /* main thread, while the loop runs */
+    }
+    rdlt_sleep_ms(100);
+    assert_int_equal(rdlt_loop_stop(lp), 0);
+}
+
 static void do_bad_arguments(void *arg)
 {
     actx *x = arg;
@@ -479,6 +525,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_async_cancel_waiting_acquisition),
     RDLT_TEST(test_async_cancel_never_leaves_lock_held),
     RDLT_TEST(test_async_close_completes_pending),
+    RDLT_TEST(test_async_free_from_other_thread_after_close),
     RDLT_TEST(test_async_bad_arguments),
     RDLT_TEST(test_async_many_waiters_hand_over),
 };
