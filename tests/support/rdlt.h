@@ -85,7 +85,9 @@ typedef struct rdlt_server rdlt_server;
 
 /* Starts redis-server (RDL_TEST_REDIS_SERVER, else redis-server from PATH)
  * on a free loopback port, with no persistence, in a fresh temporary
- * directory, and waits until it answers PING. `extra` is a NULL-terminated
+ * directory (under $RDL_TEST_TMPDIR, else $TMPDIR, else /tmp), and waits
+ * until it answers PING (NOAUTH counts: --requirepass is supported, and
+ * rdlt_cmd() then authenticates). `extra` is a NULL-terminated
  * list of further arguments (e.g. "--requirepass", "pw") or NULL. If there
  * is no redis-server the test is skipped, or fails when the environment
  * variable CI is set. Any other failure fails the test. The server is

@@ -286,10 +286,15 @@ static const char *binary_or_skip(void)
 rdlt_server *rdlt_server_start_args(const char *const *extra)
 {
     const char *bin = binary_or_skip();
-    const char *tmp = getenv("TMPDIR");
+    /* RDL_TEST_TMPDIR (set by CTest to a directory of the build tree, so
+     * what a crashed test leaves behind does not litter /tmp), else
+     * TMPDIR, else /tmp. */
+    const char *tmp = getenv("RDL_TEST_TMPDIR");
     rdlt_server *s = calloc(1, sizeof(*s));
     int i, attempt, rc = -1;
 
+    if (tmp == NULL || tmp[0] == '\0')
+        tmp = getenv("TMPDIR");
     assert_non_null(s);
     for (i = 0; extra != NULL && extra[i] != NULL; i++) {
         if (i == MAX_EXTRA)
