@@ -295,8 +295,8 @@ static void test_lock_waiter_wakes_on_release(void **state)
     rdlt_assert_ok(rdl_client_stats(cw, &before));
     t = rdlt_thread_start(wait_thread, &w);
     rdlt_sleep_ms(200);
+    released = rdlt_now_ms(); /* the waiter may return before release does */
     rdlt_assert_ok(rdl_lock_release_as(lh, A));
-    released = rdlt_now_ms();
     rdlt_thread_join(t);
     rdlt_assert_ok(rdl_client_stats(cw, &after));
 
@@ -350,8 +350,8 @@ static void test_lock_force_release(void **state)
     t = rdlt_thread_start(wait_thread, &w);
     rdlt_sleep_ms(200);
     /* Frees it whatever the count, and wakes the waiter at once. */
-    rdlt_assert_ok(rdl_lock_force_release(l2));
     forced = rdlt_now_ms();
+    rdlt_assert_ok(rdl_lock_force_release(l2));
     rdlt_thread_join(t);
     rdlt_assert_ok(w.rc);
     rdlt_assert_between(w.done_at - forced, 0, 500);
