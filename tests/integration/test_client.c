@@ -8,6 +8,7 @@
 #include "rdlt.h"
 
 #define A ((rdl_owner_t)1)
+#define B ((rdl_owner_t)2)
 
 static void test_client_connect_and_id(void **state)
 {
@@ -208,6 +209,68 @@ static void test_client_acl_user(void **state)
     rdlt_assert_ok(rdl_lock_release_as(l, A));
 }
 
+/* Redis 7 gives new ACL users no channel access (acl-pubsub-default
+ * resetchannels), so PUBLISH and SUBSCRIBE fail with NOPERM for a user
+ * made without "&*". Locks must stay correct there. */
+static const char *const no_channels[] = {"--user", "bob",   "on", ">pw",
+                                          "~*",     "+@all", NULL};
+
+static rdl_client_t *bob(rdlt_server *s)
+{
+    char url[128];
+    rdl_client_t *c;
+    snprintf(url, sizeof(url), "redis://bob:pw@127.0.0.1:%d",
+             rdlt_server_port(s));
+    c = rdlt_client_new(url);
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 1000, 1000));
+    rdlt_assert_ok(rdl_client_connect(c));
+    return c;
+}
+
+/* A release either frees the lock and says so, or fails and leaves it
+ * held. */
+static void test_client_no_channel_access_release(void **state)
+{
+    rdlt_server *s = rdlt_server_start_args(no_channels);
+    rdl_client_t *c = bob(s);
+    rdl_lock_t *l = rdlt_lock(c, "nochan");
+    rdl_lock_info_t info;
+    int rc;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 5000));
+    rc = rdl_lock_release_as(l, A);
+    info = rdlt_info(l, A);
+    print_message("release: %s (%s); locked afterwards: %d\n", rdl_err_name(rc),
+                  rdl_client_errmsg(c), info.locked);
+    if (rc == 0)
+        assert_int_equal(info.locked, 0);
+    else if (!info.locked)
+        fail_msg("the release failed with %s, yet the lock was freed",
+                 rdl_err_name(rc));
+}
+
+/* A waiter that cannot subscribe still gets the lock within the holder's
+ * lease (DESIGN §9: a missing wake-up costs at most one lease). */
+static void test_client_no_channel_access_wait(void **state)
+{
+    rdlt_server *s = rdlt_server_start_args(no_channels);
+    rdl_client_t *c = bob(s);
+    rdl_lock_t *l = rdlt_lock(c, "nochan");
+    int64_t t0, took;
+    int rc;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 500));
+    t0 = rdlt_now_ms();
+    rc = rdl_lock_acquire_as(l, B, 5000, 5000);
+    took = rdlt_now_ms() - t0;
+    print_message("waiter: %s (%s) after %lld ms\n", rdl_err_name(rc),
+                  rdl_client_errmsg(c), (long long)took);
+    rdlt_assert_ok(rc);
+    rdlt_assert_between(took, 300, 1500);
+}
+
 static void test_client_database(void **state)
 {
     rdlt_server *s = rdlt_server_start();
@@ -319,6 +382,8 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_client_configuration_ranges),
     RDLT_TEST(test_client_password),
     RDLT_TEST(test_client_acl_user),
+    RDLT_TEST(test_client_no_channel_access_release),
+    RDLT_TEST(test_client_no_channel_access_wait),
     RDLT_TEST(test_client_database),
     RDLT_TEST(test_client_prefix),
     RDLT_TEST(test_client_close_ends_waits),
