@@ -227,27 +227,35 @@ static rdl_client_t *bob(rdlt_server *s)
     return c;
 }
 
-/* A release either frees the lock and says so, or fails and leaves it
- * held. */
+/* A release (or force release) either frees the lock and says so, or
+ * fails and leaves it held. */
 static void test_client_no_channel_access_release(void **state)
 {
     rdlt_server *s = rdlt_server_start_args(no_channels);
     rdl_client_t *c = bob(s);
     rdl_lock_t *l = rdlt_lock(c, "nochan");
     rdl_lock_info_t info;
-    int rc;
+    char why[2][160] = {"", ""};
+    int rc, i;
     (void)state;
 
-    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 5000));
-    rc = rdl_lock_release_as(l, A);
-    info = rdlt_info(l, A);
-    print_message("release: %s (%s); locked afterwards: %d\n", rdl_err_name(rc),
-                  rdl_client_errmsg(c), info.locked);
-    if (rc == 0)
-        assert_int_equal(info.locked, 0);
-    else if (!info.locked)
-        fail_msg("the release failed with %s, yet the lock was freed",
-                 rdl_err_name(rc));
+    for (i = 0; i < 2; i++) {
+        const char *what = i == 0 ? "release" : "force release";
+        rdlt_assert_ok(rdl_lock_acquire_as(l, i == 0 ? A : B, 0, 5000));
+        rc = i == 0 ? rdl_lock_release_as(l, A) : rdl_lock_force_release(l);
+        info = rdlt_info(l, A);
+        print_message("%s: %s (%s); locked afterwards: %d\n", what,
+                      rdl_err_name(rc), rdl_client_errmsg(c), info.locked);
+        if (rc == 0 && info.locked)
+            snprintf(why[i], sizeof(why[i]), "%s returned 0, lock held", what);
+        if (rc != 0 && !info.locked)
+            snprintf(why[i], sizeof(why[i]),
+                     "%s failed with %s, yet the lock was freed", what,
+                     rdl_err_name(rc));
+        freeReplyObject(rdlt_cmd(s, "FLUSHALL"));
+    }
+    if (why[0][0] || why[1][0])
+        fail_msg("%s%s%s", why[0], why[0][0] && why[1][0] ? "; " : "", why[1]);
 }
 
 /* A waiter that cannot subscribe still gets the lock within the holder's
