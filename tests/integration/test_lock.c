@@ -329,10 +329,21 @@ static void test_lock_waiter_takes_over_after_lease(void **state)
     assert_true(rdl_lock_fencing_token(l, B) > t1);
 }
 
-typedef struct forcer {
-    rdl_lock_t *lock;
-    int rc;
-} forcer;
+/* Very long waits are "no limit" in practice, not an overflow into the
+ * past. */
+static void test_lock_huge_wait_budget(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s);
+    rdl_lock_t *l = rdlt_lock(c, "huge-wait");
+    int64_t t0;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 300));
+    t0 = rdlt_now_ms();
+    rdlt_assert_ok(rdl_lock_acquire_as(l, B, INT64_MAX, 5000));
+    rdlt_assert_between(rdlt_now_ms() - t0, 100, 1300);
+}
 
 static void test_lock_force_release(void **state)
 {
@@ -895,6 +906,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_lock_wait_budget_times_out),
     RDLT_TEST(test_lock_waiter_wakes_on_release),
     RDLT_TEST(test_lock_waiter_takes_over_after_lease),
+    RDLT_TEST(test_lock_huge_wait_budget),
     RDLT_TEST(test_lock_force_release),
     RDLT_TEST(test_lock_release_after_expiry_is_lost),
     RDLT_TEST(test_lock_fencing_token_increases_across_expiry),
