@@ -739,6 +739,49 @@ static void test_lock_odd_names(void **state)
         assert_int_equal(rdlt_info(l[i], A).locked, 0);
 }
 
+/* Distinct names are distinct locks: no key of one lock may be a key of
+ * another. A name may hold ':' and braces, so a name that ends like one of
+ * the library's key suffixes must not land on that key of another lock
+ * ("{x}:fence" is a valid name, and "{x}" keeps its tag). Here the hold of
+ * "{x}:fence" must keep its 2 s lease whatever happens to lock "{x}". */
+static void test_lock_names_never_share_keys(void **state)
+{
+    static const char *const suffixes[] = {"fence", "ch",      "token",
+                                           "queue", "timeout", "fence:x"};
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s);
+    rdl_lock_t *base = rdlt_lock(c, "{x}");
+    char name[64], why[512] = "";
+    size_t i, at = 0;
+    (void)state;
+
+    for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+        rdl_lock_t *other;
+        rdl_lock_info_t info;
+        int rc;
+        snprintf(name, sizeof(name), "{x}:%s", suffixes[i]);
+        other = rdlt_lock(c, name);
+        rdlt_assert_ok(rdl_lock_acquire_as(base, A, 0, 2000));
+        rc = rdl_lock_acquire_as(other, B, 0, 2000);
+        if (rc == 0)
+            rc = rdl_lock_release_as(base, A);
+        else
+            (void)rdl_lock_force_release(base);
+        info = rdlt_info(other, B);
+        if (rc != 0 || info.hold_count != 1 || info.ttl_ms > 2000)
+            at += (size_t)snprintf(why + at, sizeof(why) - at,
+                                   "\"%s\": %s, count %u, ttl %lld ms; ", name,
+                                   rdl_err_name(rc), info.hold_count,
+                                   (long long)info.ttl_ms);
+        (void)rdl_lock_force_release(other);
+        freeReplyObject(rdlt_cmd(s, "FLUSHALL"));
+        if (at >= sizeof(why) - 1)
+            break;
+    }
+    if (why[0] != '\0')
+        fail_msg("lock \"{x}\" changed other locks: %s", why);
+}
+
 static void test_lock_longest_name_and_copy(void **state)
 {
     rdlt_server *s = rdlt_server_start();
@@ -917,6 +960,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_lock_errmsg_per_thread),
     RDLT_TEST(test_lock_owner_self_and_explicit_owners),
     RDLT_TEST(test_lock_odd_names),
+    RDLT_TEST(test_lock_names_never_share_keys),
     RDLT_TEST(test_lock_longest_name_and_copy),
     RDLT_TEST(test_lock_free_right_after_calls),
     RDLT_TEST(test_lock_bad_input_writes_nothing),
