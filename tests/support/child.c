@@ -44,6 +44,7 @@ rdlt_child *rdlt_child_start(int (*fn)(void *arg, int fd), void *arg)
     if (pipe2(fds, O_CLOEXEC) != 0) {
         free(ch);
         fail_msg("rdlt: pipe: %s", strerror(errno));
+        abort(); /* not reached: fail_msg does not return */
     }
     fflush(NULL); /* or the child would print the parent's buffered output */
     ch->pid = fork();
@@ -52,6 +53,7 @@ rdlt_child *rdlt_child_start(int (*fn)(void *arg, int fd), void *arg)
         close(fds[1]);
         free(ch);
         fail_msg("rdlt: fork: %s", strerror(errno));
+        abort(); /* not reached: fail_msg does not return */
     }
     if (ch->pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
