@@ -12,5 +12,6 @@
 if redis.call('DEL', KEYS[1]) == 0 then
     return 0
 end
-redis.call(ARGV[1], ARGV[2], '0')
+-- pcall: as in lock_release, a missing channel permission frees anyway.
+redis.pcall(ARGV[1], ARGV[2], '0')
 return 1

@@ -35,5 +35,7 @@ end
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[2], 'r', ARGV[2])
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
-redis.call(ARGV[3], ARGV[4], '0')
+-- pcall: a client without access to the channel (ACL) still frees the
+-- lock; its waiters then wake by their capped sleeps.
+redis.pcall(ARGV[3], ARGV[4], '0')
 return {1, 0}

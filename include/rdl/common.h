@@ -30,6 +30,10 @@ extern "C" {
 /** Let the watchdog keep the hold alive until it is released (for a
  * `lease_ms` argument). See rdl_client_set_watchdog_ms(). */
 #define RDL_LEASE_AUTO ((int64_t)-1)
+/** The longest fixed lease, 100 years in milliseconds. A larger `lease_ms`
+ * is RDL_EINVAL: Redis cannot hold an expiry much further out, and a lease
+ * that long is "forever" for every practical purpose. */
+#define RDL_LEASE_MAX_MS ((int64_t)3153600000000)
 
 /**
  * An owner: who holds a hold. Blocking calls act as rdl_owner_self(), the

@@ -70,7 +70,8 @@ RDL_API const char *rdl_lock_name(const rdl_lock_t *lock);
  *         RDL_EBUSY (wait_ms 0 and another owner holds it);
  *         RDL_ETIMEDOUT (wait budget spent);
  *         RDL_EINVAL (NULL lock, wait_ms or lease_ms negative other than
- *         the sentinels, lease_ms 0); RDL_EDEADLK (called on the client's
+ *         the sentinels, lease_ms 0 or above RDL_LEASE_MAX_MS);
+ *         RDL_EDEADLK (called on the client's
  *         loop thread); RDL_ECLOSED; RDL_ECONNLOST or RDL_ECMDTIMEOUT (the
  *         outcome stayed unknown after retries; a hold taken would expire by
  *         its lease); any infrastructure code. Nothing is written to Redis

@@ -1,11 +1,20 @@
-/* Names of keys and channels: the one place they are built (DESIGN §6).
+/* Names of keys and channels: the one place they are built (DESIGN §6,
+ * with the change explained in docs/design-notes.md "Key layout").
  *
- *   <prefix>:<kind>:<tagged-name>[:<suffix>]
+ *   <prefix>:<kind>[.<suffix>]:<tagged-name>
  *
  * tagged-name is the name itself when it already holds a Redis Cluster hash
- * tag, else "{name}". Every key and channel of one lock therefore hashes to
- * one cluster slot, and users can put several locks in one slot on purpose
- * ("{order:42}:stock", "{order:42}:payment"). */
+ * tag, else "{name}". The name comes last and nothing before it holds a
+ * brace (prefixes are checked, kinds and suffixes are ours), so every key
+ * and channel of one lock hashes to the slot of the name's tag, and users
+ * can put several locks in one slot on purpose ("{order:42}:stock",
+ * "{order:42}:payment"). The suffix sits before the name, in the component
+ * no name can reach, so "{a}" with suffix "fence" is never the key of the
+ * name "{a}:fence".
+ *
+ * A name without a tag that starts with '}' cannot be wrapped ("{}x}" has
+ * an empty tag, so Redis would hash each whole key and scatter one lock
+ * over many slots); rdl__name_check rejects it. */
 #include <string.h>
 
 #include "internal.h"
@@ -15,8 +24,13 @@ int rdl__name_check(const char *name)
     size_t n;
     if (name == NULL)
         return RDL_EINVAL;
+    size_t off, tl;
     n = strnlen(name, RDL__NAME_MAX + 1);
-    return n >= 1 && n <= RDL__NAME_MAX ? 0 : RDL_EINVAL;
+    if (n < 1 || n > RDL__NAME_MAX)
+        return RDL_EINVAL;
+    if (name[0] == '}' && !rdl__hash_tag(name, n, &off, &tl))
+        return RDL_EINVAL;
+    return 0;
 }
 
 int rdl__prefix_check(const char *prefix)
@@ -58,8 +72,8 @@ char *rdl__key(const char *prefix, const char *kind, const char *name,
     size_t np = strlen(prefix), nk = strlen(kind), nn = strlen(name);
     size_t ns = suffix != NULL ? strlen(suffix) : 0, off, tl;
     int tagged = rdl__hash_tag(name, nn, &off, &tl);
-    size_t total = np + 1 + nk + 1 + nn + (tagged ? 0 : 2) +
-                   (suffix != NULL ? 1 + ns : 0) + 1;
+    size_t total = np + 1 + nk + (suffix != NULL ? 1 + ns : 0) + 1 + nn +
+                   (tagged ? 0 : 2) + 1;
     char *key = rdl__malloc(total), *p = key;
 
     if (key == NULL)
@@ -69,6 +83,11 @@ char *rdl__key(const char *prefix, const char *kind, const char *name,
     *p++ = ':';
     memcpy(p, kind, nk);
     p += nk;
+    if (suffix != NULL) {
+        *p++ = '.';
+        memcpy(p, suffix, ns);
+        p += ns;
+    }
     *p++ = ':';
     if (!tagged)
         *p++ = '{';
@@ -76,11 +95,6 @@ char *rdl__key(const char *prefix, const char *kind, const char *name,
     p += nn;
     if (!tagged)
         *p++ = '}';
-    if (suffix != NULL) {
-        *p++ = ':';
-        memcpy(p, suffix, ns);
-        p += ns;
-    }
     *p = '\0';
     return key;
 }

@@ -28,7 +28,7 @@ static void send_try(rdl__acquire *op);
 static void on_timer_closed(uv_handle_t *h)
 {
     rdl__acquire *op = h->data;
-    rdl_client_t *c = op->lock->c;
+    rdl_client_t *c = op->c; /* op->lock may be freed by now */
     rdl__free(op);
     rdl__client_handle_closed(c);
 }
@@ -74,7 +74,9 @@ static void on_undone(rdl_req_t *req, int status)
     (void)status; /* if it failed, the hold ends with its lease */
 }
 
-/* The try of a cancelled acquisition succeeded: give the level back. */
+/* The try of a cancelled acquisition succeeded: give the level back. The
+ * release holds its own reference to the lock (release.c), so the caller
+ * may free the lock as soon as its callback has run. */
 static void undo(rdl__acquire *op)
 {
     if (rdl__release_start(NULL, op->lock, op->owner, on_undone) != 0)
@@ -158,21 +160,28 @@ static void on_try(void *data, int status, const redisReply *r)
     now = rdl__now_ms();
     if (status != 0) {
         int budget = now < op->deadline && !op->one_try;
-        if (rdl__outcome_unknown(status) &&
-            (budget || op->unknown < RDL__UNKNOWN_RETRIES)) {
-            op->unknown++;
-            send_try(op); /* same request id: applied at most once */
-            return;
+        if (rdl__outcome_unknown(status)) {
+            op->unknown_status = status;
+            if (budget || op->unknown < RDL__UNKNOWN_RETRIES) {
+                op->unknown++;
+                send_try(op); /* same request id: applied at most once */
+                return;
+            }
         }
         if (status == RDL_ECONNREFUSED && budget && !op->canceled) {
             send_try(op); /* never written: waits for the connection */
             return;
         }
-        /* A cancelled request reports RDL_ECANCELED when nothing can be
-         * held; an outcome that stayed unknown is reported as such. */
-        complete(op, op->canceled && !rdl__outcome_unknown(status)
-                         ? RDL_ECANCELED
-                         : status);
+        /* Once a try's outcome was unknown, only an answer from the script
+         * settles it: any later failure (the retry never written, the
+         * client closing, a cancel) leaves it unknown, and a hold taken
+         * then expires by its lease. Otherwise a cancelled request reports
+         * RDL_ECANCELED. */
+        if (op->unknown_status != 0)
+            status = op->unknown_status;
+        else if (op->canceled)
+            status = RDL_ECANCELED;
+        complete(op, status);
         return;
     }
     op->unknown = 0;
@@ -245,6 +254,7 @@ int rdl__acquire_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
     op->req = req;
     op->cb = cb;
     op->lock = lock;
+    op->c = c;
     op->owner = owner;
     op->lease_ms = lease_ms == RDL_LEASE_AUTO ? c->watchdog_ms : lease_ms;
     op->one_try = wait_ms == 0;

@@ -17,7 +17,12 @@ int rdl__lock_create(rdl_client_t *c, const char *name,
     if (c == NULL)
         return RDL_EINVAL;
     if (rdl__name_check(name) != 0) {
-        rdl__errmsg_set(c, "a lock name is 1..%d bytes", RDL__NAME_MAX);
+        if (name != NULL && name[0] == '}' &&
+            strnlen(name, RDL__NAME_MAX + 1) <= RDL__NAME_MAX)
+            rdl__errmsg_set(c, "a lock name that starts with '}' must hold a "
+                               "hash tag, e.g. \"{x}}...\"");
+        else
+            rdl__errmsg_set(c, "a lock name is 1..%d bytes", RDL__NAME_MAX);
         return RDL_EINVAL;
     }
     if (c->state == RDL__CLIENT_CLOSING || c->state == RDL__CLIENT_CLOSED) {
@@ -28,6 +33,7 @@ int rdl__lock_create(rdl_client_t *c, const char *name,
     if (lock == NULL)
         return RDL_ENOMEM;
     lock->kind = kind;
+    lock->refs = 1;
     lock->c = c;
     lock->name = rdl__strdup(name);
     lock->key_hold = rdl__key(c->prefix, kind->name, name, NULL);
@@ -54,7 +60,18 @@ int rdl_lock_new(rdl_client_t *c, const char *name, rdl_lock_t **out)
 
 void rdl_lock_free(rdl_lock_t *lock)
 {
-    if (lock == NULL)
+    if (lock != NULL)
+        rdl__lock_unref(lock);
+}
+
+void rdl__lock_ref(rdl_lock_t *lock)
+{
+    __atomic_add_fetch(&lock->refs, 1, __ATOMIC_RELAXED);
+}
+
+void rdl__lock_unref(rdl_lock_t *lock)
+{
+    if (__atomic_sub_fetch(&lock->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
     uv_mutex_destroy(&lock->mu);
     rdl__free(lock->holds);
@@ -149,8 +166,11 @@ static int check_durations(rdl_lock_t *lock, int64_t wait_ms, int64_t lease_ms)
                         (long long)wait_ms);
         return RDL_EINVAL;
     }
-    if (lease_ms <= 0 && lease_ms != RDL_LEASE_AUTO) {
-        rdl__errmsg_set(lock->c, "lease_ms %lld: use > 0 or RDL_LEASE_AUTO",
+    if ((lease_ms <= 0 && lease_ms != RDL_LEASE_AUTO) ||
+        lease_ms > RDL_LEASE_MAX_MS) {
+        rdl__errmsg_set(lock->c,
+                        "lease_ms %lld: use 1..RDL_LEASE_MAX_MS (100 years) "
+                        "or RDL_LEASE_AUTO",
                         (long long)lease_ms);
         return RDL_EINVAL;
     }

@@ -56,6 +56,7 @@ struct rdl_lock_s {
     char *key_hold;
     char *key_fence;
     char *channel;
+    int refs;      /* atomic; see rdl__lock_ref() */
     uv_mutex_t mu; /* guards holds: read from any thread */
     rdl__hold *holds;
     size_t nholds;
@@ -82,9 +83,11 @@ struct rdl__acquire {
     int64_t lease_ms;
     uint64_t deadline; /* monotonic ms; UINT64_MAX: no limit */
     int one_try;       /* wait_ms was 0 */
+    rdl_client_t *c; /* outlives the lock object: the timer closes late */
     uv_timer_t timer;
     rdl__waiter waiter;
-    int unknown; /* unknown-outcome failures in a row */
+    int unknown;        /* unknown-outcome failures in a row */
+    int unknown_status; /* the last of them, reported if no answer follows */
     unsigned inflight : 1, again : 1, canceled : 1, done : 1, joined : 1;
 };
 
@@ -98,6 +101,7 @@ struct rdl__release {
     char owner_str[64];
     char reqid[64];
     int unknown;
+    int unknown_status; /* as in rdl__acquire */
 };
 
 /* acquire.c / release.c: start an operation (arguments checked). */
@@ -118,6 +122,12 @@ static inline int rdl__outcome_unknown(int status)
 {
     return status == RDL_ECONNLOST || status == RDL_ECMDTIMEOUT;
 }
+
+/* lock.c: references to a lock object. The user's handle is one; an
+ * internal operation that may outlive rdl_lock_free() (the release of a
+ * cancelled acquisition) takes another. Any thread. */
+void rdl__lock_ref(rdl_lock_t *lock);
+void rdl__lock_unref(rdl_lock_t *lock);
 
 /* lock.c: creates a lock of the given kind (used by every constructor). */
 int rdl__lock_create(rdl_client_t *c, const char *name,

@@ -21,6 +21,8 @@ static void complete(rdl__release *op, int status)
     if (op->req != NULL)
         op->req->internal = NULL;
     op->cb(op->req, status);
+    if (op->req == NULL)
+        rdl__lock_unref(lock); /* taken in rdl__release_start */
     rdl__free(op);
 }
 
@@ -32,11 +34,18 @@ static void on_release(void *data, int status, const redisReply *r)
 
     if (status == 0)
         status = lock->kind->parse_release(r, &remaining);
-    if (rdl__outcome_unknown(status) && op->unknown < RDL__UNKNOWN_RETRIES) {
-        op->unknown++;
-        send_release(op);
-        return;
+    if (rdl__outcome_unknown(status)) {
+        op->unknown_status = status;
+        if (op->unknown < RDL__UNKNOWN_RETRIES) {
+            op->unknown++;
+            send_release(op);
+            return;
+        }
     }
+    /* After an unknown outcome, only the script's answer settles it (see
+     * acquire.c). */
+    if (status != 0 && status != RDL_ENOTHELD && op->unknown_status != 0)
+        status = op->unknown_status;
     if (status == 0) {
         if (remaining > 0) {
             uint64_t token = rdl_lock_fencing_token(lock, op->owner);
@@ -83,6 +92,8 @@ int rdl__release_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
         rdl__free(op);
         return rc;
     }
+    if (req == NULL)
+        rdl__lock_ref(lock); /* internal: may outlive rdl_lock_free() */
     if (req != NULL) {
         req->lock = lock;
         req->internal = &op->op;

@@ -710,8 +710,8 @@ static void test_lock_odd_names(void **state)
                                         "a}b{c}",
                                         "{{x}}",
                                         "x{}{y}",
-                                        "}",
-                                        "}abc",
+                                        "}{a}",
+                                        "a}b",
                                         "a b\tc",
                                         "\xc3\xa9",
                                         "rdl:lock:{x}",
@@ -864,6 +864,11 @@ static void test_lock_bad_input_writes_nothing(void **state)
     big[1025] = '\0';
     rdlt_assert_rc(rdl_lock_new(c, big, &out), RDL_EINVAL);
     free(big);
+    /* An untagged name that starts with '}' cannot keep its keys in one
+     * cluster slot (src/core/keys.c). */
+    rdlt_assert_rc(rdl_lock_new(c, "}abc", &out), RDL_EINVAL);
+    assert_non_null(strstr(rdl_client_errmsg(c), "hash tag"));
+    assert_null(out);
 
     rdlt_assert_rc(rdl_lock_acquire(NULL, 0, 1000), RDL_EINVAL);
     rdlt_assert_rc(rdl_lock_acquire_as(NULL, A, 0, 1000), RDL_EINVAL);

@@ -1,5 +1,5 @@
 /* Key and channel names (src/core/keys.c, DESIGN §6): the Redis Cluster
- * hash-tag rule exactly, the layout "<prefix>:<kind>:<tagged>[:<suffix>]",
+ * hash-tag rule exactly, the layout "<prefix>:<kind>[.<suffix>]:<tagged>",
  * and the name and prefix limits. The rule and CRC16 are written out here
  * from the Redis Cluster specification, independently of the library, and
  * the library is compared with them over every short string of '{', '}'
@@ -162,21 +162,33 @@ static void bad(const char *fmt, ...)
 
 static void check_key(const char *name, size_t len)
 {
-    static const char *const suffixes[] = {NULL, "chan", "token", "x:y"};
+    static const char *const suffixes[] = {NULL, "ch", "fence", "queue"};
     char want[64];
-    size_t off, n, i;
+    size_t off = 0, n = 0, koff, kn, i;
     int tagged = ref_tag(name, len, &off, &n);
     unsigned first = 0;
 
+    /* Untagged names that start with '}' cannot be wrapped into one slot
+     * and are refused; every other name is accepted. */
+    if ((rdl__name_check(name) != 0) != (name[0] == '}' && !tagged)) {
+        bad("name \"%s\": name_check %d", name, rdl__name_check(name));
+        return;
+    }
+    if (rdl__name_check(name) != 0)
+        return;
     for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
         char *k = key("rdl", "lock", name, suffixes[i]), got[64];
         snprintf(got, sizeof(got), "%s", k);
         rdl__free(k);
-        snprintf(want, sizeof(want), "rdl:lock:%s%s%s%s%s", tagged ? "" : "{",
-                 name, tagged ? "" : "}", suffixes[i] ? ":" : "",
-                 suffixes[i] ? suffixes[i] : "");
+        snprintf(want, sizeof(want), "rdl:lock%s%s:%s%s%s",
+                 suffixes[i] ? "." : "", suffixes[i] ? suffixes[i] : "",
+                 tagged ? "" : "{", name, tagged ? "" : "}");
         if (strcmp(got, want) != 0) {
             bad("name \"%s\": key \"%s\", expected \"%s\"", name, got, want);
+            return;
+        }
+        if (!ref_tag(got, strlen(got), &koff, &kn)) {
+            bad("name \"%s\": key \"%s\" holds no hash tag", name, got);
             return;
         }
         if (i == 0) {
@@ -209,26 +221,31 @@ static void test_keys_layout_and_slots(void **state)
                  bad_names);
 }
 
-/* The failure above in its smallest form: a name that starts with '}' and
- * holds no tag is wrapped as "{}...}", whose tag is empty, so Redis
- * Cluster hashes each whole key and the keys of one lock scatter. */
+/* A name that starts with '}' and holds no tag would be wrapped as
+ * "{}...}", whose tag is empty, so Redis Cluster would hash each whole key
+ * and the keys of one lock would scatter: such names are refused. With a
+ * tag they are fine and keep one slot. */
 static void test_keys_close_brace_first_one_slot(void **state)
 {
-    static const char *const names[] = {"}", "}abc", "}{", "}}x{"};
+    static const char *const refused[] = {"}", "}abc", "}{", "}}x{", "}{}"};
+    static const char *const tagged[] = {"}{a}", "}}{b}c", "}{{x}}"};
     size_t i;
     (void)state;
-    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-        char *a = key("rdl", "lock", names[i], NULL);
-        char *b = key("rdl", "lock", names[i], "chan");
+    for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+        assert_int_equal(rdl__name_check(refused[i]), RDL_EINVAL);
+    for (i = 0; i < sizeof(tagged) / sizeof(tagged[0]); i++) {
+        char *a = key("rdl", "lock", tagged[i], NULL);
+        char *b = key("rdl", "lock", tagged[i], "ch");
         unsigned sa = slot(a), sb = slot(b);
         char ka[64], kb[64];
+        assert_int_equal(rdl__name_check(tagged[i]), 0);
         snprintf(ka, sizeof(ka), "%s", a);
         snprintf(kb, sizeof(kb), "%s", b);
         rdl__free(a);
         rdl__free(b);
         if (sa != sb)
             fail_msg("name \"%s\": \"%s\" in slot %u, \"%s\" in slot %u",
-                     names[i], ka, sa, kb, sb);
+                     tagged[i], ka, sa, kb, sb);
     }
 }
 
@@ -245,9 +262,11 @@ static int nkeys;
 
 static void collect(const char *name, size_t len)
 {
-    static const char *const suffixes[] = {NULL, "a", "a:a"};
+    static const char *const suffixes[] = {NULL, "a", "fence"};
     size_t i;
     (void)len;
+    if (rdl__name_check(name) != 0)
+        return;
     for (i = 0; i < 3; i++) {
         char *k = key("rdl", "lock", name, suffixes[i]);
         char *copy = malloc(strlen(k) + strlen(name) + 16);
@@ -327,19 +346,20 @@ static void test_keys_examples(void **state)
     char *a, *b;
     (void)state;
     expect_key("rdl", "lock", "orders", NULL, "rdl:lock:{orders}");
-    expect_key("rdl", "lock", "orders", "chan", "rdl:lock:{orders}:chan");
-    expect_key("myapp", "fair", "x", "queue", "myapp:fair:{x}:queue");
+    expect_key("rdl", "lock", "orders", "ch", "rdl:lock.ch:{orders}");
+    expect_key("myapp", "fair", "x", "queue", "myapp:fair.queue:{x}");
     expect_key("rdl", "lock", "a}b{c}", NULL, "rdl:lock:a}b{c}");
+    expect_key("rdl", "lock", "a}b", NULL, "rdl:lock:{a}b}");
     expect_key("rdl", "lock", "{}", NULL, "rdl:lock:{{}}");
     expect_key("rdl", "lock", "{{x}}", NULL, "rdl:lock:{{x}}");
-    expect_key("rdl", "lock", "x{}{y}", "s", "rdl:lock:{x{}{y}}:s");
+    expect_key("rdl", "lock", "x{}{y}", "s", "rdl:lock.s:{x{}{y}}");
     expect_key("rdl", "lock", "with space\x01\xff", NULL,
                "rdl:lock:{with space\x01\xff}");
     /* Locks meant to share a slot do. */
     a = key("rdl", "lock", "{order:42}:stock", NULL);
-    b = key("rdl", "lock", "{order:42}:payment", "chan");
+    b = key("rdl", "lock", "{order:42}:payment", "ch");
     assert_string_equal(a, "rdl:lock:{order:42}:stock");
-    assert_string_equal(b, "rdl:lock:{order:42}:payment:chan");
+    assert_string_equal(b, "rdl:lock.ch:{order:42}:payment");
     assert_int_equal(slot(a), slot(b));
     assert_int_equal(slot(a), slot("order:42"));
     rdl__free(a);
@@ -353,9 +373,9 @@ static void test_keys_longest_name(void **state)
     assert_non_null(name);
     memset(name, 'n', RDL__NAME_MAX);
     name[RDL__NAME_MAX] = '\0';
-    k = key("rdl", "lock", name, "chan");
-    assert_int_equal(strlen(k), strlen("rdl:lock:{}:chan") + RDL__NAME_MAX);
-    assert_int_equal(strncmp(k, "rdl:lock:{nnn", 13), 0);
+    k = key("rdl", "lock", name, "ch");
+    assert_int_equal(strlen(k), strlen("rdl:lock.ch:{}") + RDL__NAME_MAX);
+    assert_int_equal(strncmp(k, "rdl:lock.ch:{nnn", 16), 0);
     rdl__free(k);
     free(name);
 }

@@ -135,11 +135,11 @@ static void test_reply_messages(void **state)
     size_t chanlen = 0, msglen = 0;
     (void)state;
 
-    push3(el, ptrs, &arr, "message", "rdl:lock:{a}:chan", "0");
+    push3(el, ptrs, &arr, "message", "rdl:lock.ch:{a}", "0");
     assert_int_equal(rdl__reply_message(&arr, &chan, &chanlen, &msg, &msglen),
                      1);
-    assert_int_equal(chanlen, strlen("rdl:lock:{a}:chan"));
-    assert_memory_equal(chan, "rdl:lock:{a}:chan", chanlen);
+    assert_int_equal(chanlen, strlen("rdl:lock.ch:{a}"));
+    assert_memory_equal(chan, "rdl:lock.ch:{a}", chanlen);
     assert_int_equal(msglen, 1);
     assert_memory_equal(msg, "0", 1);
 
