@@ -95,6 +95,11 @@ RDL_API int rdl_client_set_watchdog_ms(rdl_client_t *c, int64_t lease_ms);
  * last handle has closed. Run the loop until it returns before closing it
  * with uv_loop_close().
  *
+ * Signals: a client's own loop thread blocks SIGPIPE and the asynchronous
+ * signals, so they reach the application's threads. On your loop, ignore
+ * or block SIGPIPE on the loop's thread yourself, as every libuv program
+ * must on Linux: a write to a connection the server closed raises it.
+ *
  * @return 0; RDL_EINVAL for NULL or after connect.
  * Thread safety: as rdl_client_set_url().
  */

@@ -1,6 +1,8 @@
 /* The client: configuration, the loop (a thread of its own or the
  * caller's), tasks posted to the loop from other threads, and an orderly
  * shutdown that completes everything pending with RDL_ECLOSED. */
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -341,9 +343,29 @@ static void on_cmd_down(rdl__conn *cn, int status, void *data)
 
 static const rdl__conn_events cmd_events = {on_cmd_ready, on_cmd_down, NULL};
 
+/* The loop thread takes no asynchronous signals: they belong to the
+ * application's threads (a SIGINT handler, sigwait). With SIGPIPE blocked,
+ * a write to a connection the server closed fails with EPIPE and the
+ * connection is reset, instead of killing the process: libuv does not
+ * prevent SIGPIPE on Linux. On a loop of the caller's the caller decides
+ * (README "Signals"). */
+static void block_signals(void)
+{
+    sigset_t set;
+    sigfillset(&set);
+    sigdelset(&set, SIGSEGV);
+    sigdelset(&set, SIGBUS);
+    sigdelset(&set, SIGFPE);
+    sigdelset(&set, SIGILL);
+    sigdelset(&set, SIGABRT);
+    sigdelset(&set, SIGTRAP);
+    (void)pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
 static void loop_main(void *arg)
 {
     rdl_client_t *c = arg;
+    block_signals();
     c->loop_tid = uv_thread_self();
     uv_run(c->loop, UV_RUN_DEFAULT);
 }

@@ -83,7 +83,7 @@ struct rdl__acquire {
     int64_t lease_ms;
     uint64_t deadline; /* monotonic ms; UINT64_MAX: no limit */
     int one_try;       /* wait_ms was 0 */
-    rdl_client_t *c; /* outlives the lock object: the timer closes late */
+    rdl_client_t *c;   /* outlives the lock object: the timer closes late */
     uv_timer_t timer;
     rdl__waiter waiter;
     int unknown;        /* unknown-outcome failures in a row */

@@ -1,11 +1,13 @@
 /* The client (include/rdl/client.h): configuration, connecting, the
  * handshake (AUTH, SELECT, CLIENT SETNAME), closing, counters. */
 #include <ctype.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "rdlt.h"
+#include "internal.h"
 
 #define A ((rdl_owner_t)1)
 #define B ((rdl_owner_t)2)
@@ -381,7 +383,48 @@ static void test_client_stats_count_work(void **state)
     assert_int_equal(b.cmd_timeouts, 0);
 }
 
+/* The client's own loop thread blocks SIGPIPE (a write to a connection the
+ * server closed must fail with EPIPE, not kill the process; libuv does not
+ * prevent it on Linux) and the application's signals (SIGINT, SIGTERM go
+ * to the application's threads). Read on the loop thread itself. */
+typedef struct mask_probe {
+    rdl__task task;
+    uv_sem_t done;
+    int pipe_blocked, int_blocked, segv_blocked;
+} mask_probe;
+
+static void read_mask(rdl__task *t, int status)
+{
+    mask_probe *p = (mask_probe *)t;
+    sigset_t cur;
+    (void)status;
+    pthread_sigmask(SIG_BLOCK, NULL, &cur);
+    p->pipe_blocked = sigismember(&cur, SIGPIPE);
+    p->int_blocked = sigismember(&cur, SIGINT);
+    p->segv_blocked = sigismember(&cur, SIGSEGV);
+    uv_sem_post(&p->done);
+}
+
+static void test_client_loop_thread_blocks_signals(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s);
+    mask_probe p;
+    (void)state;
+
+    memset(&p, 0, sizeof(p));
+    assert_int_equal(uv_sem_init(&p.done, 0), 0);
+    p.task.run = read_mask;
+    rdlt_assert_ok(rdl__client_post(c, &p.task));
+    uv_sem_wait(&p.done);
+    uv_sem_destroy(&p.done);
+    assert_int_equal(p.pipe_blocked, 1);
+    assert_int_equal(p.int_blocked, 1);
+    assert_int_equal(p.segv_blocked, 0);
+}
+
 static const struct CMUnitTest tests[] = {
+    RDLT_TEST(test_client_loop_thread_blocks_signals),
     RDLT_TEST(test_client_connect_and_id),
     RDLT_TEST(test_client_connections_are_named),
     RDLT_TEST(test_client_connect_refused),
