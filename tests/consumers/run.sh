@@ -78,7 +78,7 @@ check_installed_files() {
     [ -n "$(find "$prefix" -name "$lib")" ] || fail "not installed: $lib"
     # Internal headers must not leak into the install.
     if find "$prefix/include" -name '*_int.h' -o -name 'internal.h' |
-        grep -q .; then
+        grep . >/dev/null; then
         fail "internal headers installed under $prefix/include"
     fi
 }
@@ -94,7 +94,7 @@ check_exports() {
         printf '%s\n' "$bad" | sed 's/^/    /' >&2
         exit 1
     fi
-    printf '%s\n' "$syms" | grep -qx rdl_version_string ||
+    printf '%s\n' "$syms" | grep -x rdl_version_string >/dev/null ||
         fail "$so does not export rdl_version_string"
     echo "$(printf '%s\n' "$syms" | wc -l) exported symbols, all rdl_"
 }
@@ -136,12 +136,12 @@ build_cmake_consumer subdir "$scratch/subdir" -DRDL_SOURCE_DIR="$src"
 begin "find_package consumer (shared)"
 build_cmake_consumer find_package "$scratch/find_package" \
     -DCMAKE_PREFIX_PATH="$prefix"
-ldd "$scratch/find_package/consumer" | grep -q "$prefix" ||
+ldd "$scratch/find_package/consumer" | grep -F "$prefix" >/dev/null ||
     fail "find_package consumer is not linked to $prefix's librdl"
 
 begin "pkgconfig consumer (shared)"
 build_pkgconfig_consumer "$prefix" "$scratch/pkgconfig"
-ldd "$scratch/pkgconfig/consumer" | grep -q "$prefix" ||
+ldd "$scratch/pkgconfig/consumer" | grep -F "$prefix" >/dev/null ||
     fail "pkgconfig consumer is not linked to $prefix's librdl"
 
 begin "install static librdl into $static_prefix"
