@@ -14,8 +14,10 @@
 --
 -- A retry of an applied request returns the same result instead of
 -- releasing again: the hold remembers the last request id, and the fence
--- key remembers the release that freed the lock.
-local h = redis.call('HMGET', KEYS[1], 'o', 'n', 'r')
+-- key remembers the release that freed the lock. The fence also gets the
+-- freed hold's token back: a hold the watchdog kept for longer than the
+-- fence's retention may have outlived its fence key.
+local h = redis.call('HMGET', KEYS[1], 'o', 'n', 'r', 't')
 
 if h[1] ~= ARGV[1] then
     if redis.call('HGET', KEYS[2], 'r') == ARGV[2] then
@@ -33,6 +35,10 @@ if n > 0 then
     return {1, n}
 end
 redis.call('DEL', KEYS[1])
+local last = tonumber(redis.call('HGET', KEYS[2], 't') or '0')
+if tonumber(h[4]) > last then
+    redis.call('HSET', KEYS[2], 't', h[4])
+end
 redis.call('HSET', KEYS[2], 'r', ARGV[2])
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
 -- pcall: a client without access to the channel (ACL) still frees the

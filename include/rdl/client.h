@@ -72,9 +72,15 @@ RDL_API int rdl_client_set_timeouts_ms(rdl_client_t *c, int64_t connect_ms,
 
 /**
  * Sets the watchdog lease used by holds taken with RDL_LEASE_AUTO (default
- * 30000 ms). In this version the lease is applied once at acquisition and
- * not yet renewed: an RDL_LEASE_AUTO hold behaves as a fixed lease of this
- * length. Renewal arrives with the watchdog.
+ * 30000 ms). Such a hold's key lives for this long and the client's
+ * watchdog renews it every lease/3 (one timer per client; up to 200 holds
+ * of one server per script call) for as long as it is held. A renewal that
+ * fails is retried until the hold's local deadline (the send time of the
+ * last successful renewal plus the lease, minus 1% + 2 ms for clock drift)
+ * passes; then, or when Redis says the hold is gone or someone else's, the
+ * hold is lost: the lock's lost callback runs (rdl_lock_set_lost_cb()) and
+ * its release returns RDL_ELOST. A short lease notices a dead client
+ * sooner; a long one survives longer server stalls.
  *
  * @param lease_ms  100..86400000.
  * @return 0; RDL_EINVAL for a value out of range or after connect.
@@ -163,16 +169,21 @@ RDL_API const char *rdl_client_id(const rdl_client_t *c);
 
 /** Counters of what a client did since it was created. */
 typedef struct rdl_client_stats_s {
-    uint64_t commands;     /**< commands written to servers */
-    uint64_t scripts;      /**< of which script calls (EVALSHA) */
-    uint64_t script_loads; /**< scripts (re)loaded after NOSCRIPT */
-    uint64_t messages;     /**< pub/sub messages received */
-    uint64_t subscribes;   /**< SUBSCRIBE commands sent */
-    uint64_t connects;     /**< connections established (first + re-) */
-    uint64_t cmd_timeouts; /**< commands that timed out */
-    uint64_t acquires;     /**< successful acquisitions */
-    uint64_t attempts;     /**< acquire script calls (tries) */
-    uint64_t wakeups;      /**< waiters woken by a message */
+    uint64_t commands;         /**< commands written to servers */
+    uint64_t scripts;          /**< of which script calls (EVALSHA) */
+    uint64_t script_loads;     /**< scripts (re)loaded after NOSCRIPT */
+    uint64_t messages;         /**< pub/sub messages received */
+    uint64_t subscribes;       /**< SUBSCRIBE commands sent */
+    uint64_t connects;         /**< connections established (first + re-) */
+    uint64_t cmd_timeouts;     /**< commands that timed out */
+    uint64_t acquires;         /**< successful acquisitions */
+    uint64_t attempts;         /**< acquire script calls (tries) */
+    uint64_t wakeups;          /**< waiters woken by a message */
+    uint64_t renewals;         /**< watchdog: holds renewed */
+    uint64_t renewal_calls;    /**< watchdog: renewal script calls (each one
+                                    round trip, renewing up to 200 holds) */
+    uint64_t renewal_failures; /**< watchdog: renewal calls that failed */
+    uint64_t holds_lost;       /**< watchdog: holds reported lost */
 } rdl_client_stats_t;
 
 /**

@@ -11,6 +11,12 @@
  *   returns a 64-bit token strictly greater than every token issued before
  *   for that name; have the protected resource reject writes carrying a token
  *   smaller than the largest it has seen.
+ * - RDL_LEASE_AUTO holds are renewed by the client's watchdog while they
+ *   are held; when it cannot keep one (Redis unreachable until the lease
+ *   ran out, the process paused past it, someone force-released it), it
+ *   says so: the lost callback runs and the release returns RDL_ELOST. It
+ *   cannot say so before the fact: check rdl_lock_valid_ms() right before
+ *   a critical write, and use fencing tokens where it matters.
  * - Waiting uses pub/sub wake-ups, and every sleep is capped by the holder's
  *   remaining lease and the caller's wait budget, so a lost message or a
  *   crashed holder costs at most one lease, never a hang. */
@@ -44,7 +50,9 @@ RDL_API RDL_NODISCARD int rdl_lock_new(rdl_client_t *c, const char *name,
                                        rdl_lock_t **out);
 
 /**
- * Frees a lock object. Holds are not released (they expire by lease); no
+ * Frees a lock object. Holds are not released: fixed leases run out, and
+ * the watchdog stops renewing RDL_LEASE_AUTO holds, which then expire
+ * within one watchdog lease (no lost callback runs after this call). No
  * request on the lock may be pending. NULL is fine.
  * Thread safety: not concurrently with other calls on the same lock.
  */
@@ -63,9 +71,10 @@ RDL_API const char *rdl_lock_name(const rdl_lock_t *lock);
  * @param wait_ms   0: one try; > 0: wait at most this long;
  *                  RDL_WAIT_FOREVER: no limit.
  * @param lease_ms  > 0: the hold expires after this long unless released;
- *                  RDL_LEASE_AUTO: the watchdog lease (see
- *                  rdl_client_set_watchdog_ms()). Re-entering refreshes the
- *                  lease to the larger of what is left and lease_ms.
+ *                  RDL_LEASE_AUTO: the watchdog lease, renewed until the
+ *                  hold is released (see rdl_client_set_watchdog_ms()).
+ *                  Re-entering refreshes the lease to the larger of what
+ *                  is left and lease_ms; a hold that was auto stays auto.
  * @return 0 (held; see rdl_lock_fencing_token());
  *         RDL_EBUSY (wait_ms 0 and another owner holds it);
  *         RDL_ETIMEDOUT (wait budget spent);
@@ -130,6 +139,44 @@ RDL_API RDL_NODISCARD int rdl_lock_release_as(rdl_lock_t *lock,
  */
 RDL_API uint64_t rdl_lock_fencing_token(const rdl_lock_t *lock,
                                         rdl_owner_t owner);
+
+/**
+ * How long the owner's hold is known to stay valid, in milliseconds from
+ * now, by this client's monotonic clock: for RDL_LEASE_AUTO holds until the
+ * lease granted by the last successful renewal ends, for fixed leases until
+ * the lease ends, both measured from when the request was sent and less a
+ * drift allowance. 0 if the owner holds nothing, or the hold was lost or
+ * has run out. Reads local state only. Check it right before a write the
+ * lock protects: a value well above the write's duration means the lease
+ * cannot end during it unless the process is paused (fencing tokens cover
+ * that case).
+ * Thread safety: safe from any thread.
+ */
+RDL_API int64_t rdl_lock_valid_ms(const rdl_lock_t *lock, rdl_owner_t owner);
+
+/**
+ * Called once per hold that the watchdog could not keep, on the client's
+ * loop thread. `reason`: RDL_ELOST (Redis says the hold is gone or held by
+ * someone else: it expired, or was force-released), RDL_ETIMEDOUT (the
+ * hold's local deadline passed before a renewal succeeded, e.g. the process
+ * was paused), or the error that made every renewal fail until the deadline
+ * (RDL_ECONNLOST, RDL_ECMDTIMEOUT, RDL_ECONNREFUSED, ...). The owner's
+ * later release returns RDL_ELOST. The callback must not block (no blocking
+ * rdl calls: they return RDL_EDEADLK there); it may start async calls, set
+ * a flag, signal a worker.
+ */
+typedef void (*rdl_lost_cb)(rdl_lock_t *lock, rdl_owner_t owner, int reason,
+                            void *data);
+
+/**
+ * Sets (or with cb NULL clears) the callback for lost holds of this lock,
+ * for every owner. Fixed-lease holds are not watched: they end when their
+ * lease does, and rdl_lock_valid_ms() says when.
+ * @return 0; RDL_EINVAL for a NULL lock.
+ * Thread safety: safe from any thread; a callback already running may
+ * still see the previous setting.
+ */
+RDL_API int rdl_lock_set_lost_cb(rdl_lock_t *lock, rdl_lost_cb cb, void *data);
 
 /** What rdl_lock_info() reports. */
 typedef struct rdl_lock_info_s {

@@ -155,7 +155,8 @@ struct rdl_client_s {
     char connect_msg[256]; /* why the first connect failed */
     rdl__conn *cmd;
     rdl__hub *hub;
-    uint64_t seq; /* request ids; loop thread only */
+    struct rdl__watchdog *wd; /* src/watchdog; created by the first hold */
+    uint64_t seq;             /* request ids; loop thread only */
     rdl_client_stats_t stats;
 };
 

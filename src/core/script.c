@@ -7,7 +7,7 @@
 
 #include "internal.h"
 
-#define MAX_ARGS 16
+#define MAX_ARGS 512 /* the watchdog renews up to 200 holds per call */
 
 typedef struct call {
     rdl_client_t *c;

@@ -151,7 +151,15 @@ static void on_try(void *data, int status, const redisReply *r)
             complete(op, RDL_ECANCELED);
             return;
         }
-        rdl__hold_set(lock, op->owner, res.token, res.count);
+        /* Recorded (and an auto hold registered with the watchdog) before
+         * the caller hears of it. */
+        status = rdl__hold_granted(lock, op->owner, res.token, res.count,
+                                   op->sent_at, op->lease_ms, op->auto_lease);
+        if (status != 0) {
+            undo(op);
+            complete(op, status);
+            return;
+        }
         op->req->fencing_token = res.token;
         RDL__STAT_INC(lock->c, acquires);
         complete(op, 0);
@@ -201,6 +209,10 @@ static void send_try(rdl__acquire *op)
     if (op->joined)
         rdl__hub_busy(&op->waiter);
     op->again = 0;
+    /* After an unknown outcome the retry may only report what the earlier
+     * send did: the lease then ran from the earlier send. */
+    if (op->unknown == 0)
+        op->sent_at = rdl__now_ms();
     RDL__STAT_INC(op->lock->c, attempts);
     rc = op->lock->kind->send_try(op, on_try);
     if (rc != 0) {
@@ -257,6 +269,8 @@ int rdl__acquire_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
     op->c = c;
     op->owner = owner;
     op->lease_ms = lease_ms == RDL_LEASE_AUTO ? c->watchdog_ms : lease_ms;
+    op->auto_lease = lease_ms == RDL_LEASE_AUTO;
+    op->sent_at = now;
     op->one_try = wait_ms == 0;
     op->deadline =
         wait_ms == RDL_WAIT_FOREVER || (uint64_t)wait_ms > UINT64_MAX - now

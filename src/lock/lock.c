@@ -1,6 +1,7 @@
-/* The public lock calls: argument checks, local holds, and the blocking
- * forms of the async operations. The kinds supply scripts and parsers
- * (rdl__lock_kind); waiting and retries live in acquire.c and release.c. */
+/* The public lock calls: construction, argument checks and the blocking
+ * forms of the async operations (local holds are in hold.c). The kinds supply
+ * scripts and parsers (rdl__lock_kind); waiting and retries live in acquire.c
+ * and release.c. */
 #include <string.h>
 
 #include "lock_int.h"
@@ -60,8 +61,11 @@ int rdl_lock_new(rdl_client_t *c, const char *name, rdl_lock_t **out)
 
 void rdl_lock_free(rdl_lock_t *lock)
 {
-    if (lock != NULL)
-        rdl__lock_unref(lock);
+    if (lock == NULL)
+        return;
+    __atomic_store_n(&lock->freed, 1, __ATOMIC_RELEASE);
+    rdl__hold_abandon_all(lock);
+    rdl__lock_unref(lock);
 }
 
 void rdl__lock_ref(rdl_lock_t *lock)
@@ -85,76 +89,6 @@ void rdl__lock_unref(rdl_lock_t *lock)
 const char *rdl_lock_name(const rdl_lock_t *lock)
 {
     return lock != NULL ? lock->name : NULL;
-}
-
-/* ---- local holds ----------------------------------------------------------- */
-
-static rdl__hold *find_hold(const rdl_lock_t *lock, rdl_owner_t owner)
-{
-    size_t i;
-    for (i = 0; i < lock->nholds; i++)
-        if (lock->holds[i].owner == owner)
-            return &lock->holds[i];
-    return NULL;
-}
-
-void rdl__hold_set(rdl_lock_t *lock, rdl_owner_t owner, uint64_t token,
-                   uint32_t count)
-{
-    rdl__hold *h;
-    uv_mutex_lock(&lock->mu);
-    h = find_hold(lock, owner);
-    if (h == NULL) {
-        if (lock->nholds == lock->cap) {
-            size_t cap = lock->cap ? lock->cap * 2 : 2;
-            rdl__hold *nh = rdl__realloc(lock->holds, cap * sizeof(*nh));
-            if (nh == NULL) {
-                /* Only the local view suffers: the token getter returns 0
-                 * and a later loss reports RDL_ENOTHELD, not RDL_ELOST. */
-                uv_mutex_unlock(&lock->mu);
-                return;
-            }
-            lock->holds = nh;
-            lock->cap = cap;
-        }
-        h = &lock->holds[lock->nholds++];
-        h->owner = owner;
-    }
-    h->token = token;
-    h->count = count;
-    uv_mutex_unlock(&lock->mu);
-}
-
-int rdl__hold_remove(rdl_lock_t *lock, rdl_owner_t owner)
-{
-    rdl__hold *h;
-    uv_mutex_lock(&lock->mu);
-    h = find_hold(lock, owner);
-    if (h != NULL)
-        *h = lock->holds[--lock->nholds];
-    uv_mutex_unlock(&lock->mu);
-    return h != NULL;
-}
-
-void rdl__hold_clear(rdl_lock_t *lock)
-{
-    uv_mutex_lock(&lock->mu);
-    lock->nholds = 0;
-    uv_mutex_unlock(&lock->mu);
-}
-
-uint64_t rdl_lock_fencing_token(const rdl_lock_t *lock, rdl_owner_t owner)
-{
-    rdl_lock_t *l = (rdl_lock_t *)lock; /* the mutex is not part of the value */
-    rdl__hold *h;
-    uint64_t token;
-    if (lock == NULL)
-        return 0;
-    uv_mutex_lock(&l->mu);
-    h = find_hold(l, owner);
-    token = h != NULL ? h->token : 0;
-    uv_mutex_unlock(&l->mu);
-    return token;
 }
 
 /* ---- argument checks ------------------------------------------------------- */

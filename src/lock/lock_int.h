@@ -5,6 +5,7 @@
 #define RDL_LOCK_INT_H
 
 #include "core/internal.h"
+#include "watchdog/watchdog.h"
 
 /* How long the fence key of a name outlives its last hold. Tokens stay
  * strictly increasing through any server clock step back that is shorter
@@ -40,13 +41,20 @@ typedef struct rdl__lock_kind {
     int (*send_info)(rdl_lock_t *lock, const char *owner, rdl__reply_fn fn,
                      void *data);
     int (*parse_info)(const redisReply *r, rdl_lock_info_t *out);
+    /* The watchdog's renewal script for this kind (see rdl__wd_hold). */
+    int renew_script;
 } rdl__lock_kind;
+
+typedef struct rdl__auto rdl__auto;
 
 /* What this client knows of one owner's hold. */
 typedef struct rdl__hold {
     rdl_owner_t owner;
     uint64_t token;
     uint32_t count;
+    int lost;          /* the watchdog reported it lost */
+    uint64_t deadline; /* fixed lease: known valid until (monotonic ms) */
+    rdl__auto *wd;     /* RDL_LEASE_AUTO: its watchdog entry */
 } rdl__hold;
 
 struct rdl_lock_s {
@@ -57,7 +65,10 @@ struct rdl_lock_s {
     char *key_fence;
     char *channel;
     int refs;      /* atomic; see rdl__lock_ref() */
-    uv_mutex_t mu; /* guards holds: read from any thread */
+    int freed;     /* atomic; rdl_lock_free() was called */
+    uv_mutex_t mu; /* guards holds and the lost callback */
+    rdl_lost_cb lost_cb;
+    void *lost_data;
     rdl__hold *holds;
     size_t nholds;
     size_t cap;
@@ -80,7 +91,9 @@ struct rdl__acquire {
     rdl_owner_t owner;
     char owner_str[64];
     char reqid[64];
-    int64_t lease_ms;
+    int64_t lease_ms;  /* the lease sent (the watchdog's if auto) */
+    int auto_lease;    /* RDL_LEASE_AUTO */
+    uint64_t sent_at;  /* when the try that may have been applied was sent */
     uint64_t deadline; /* monotonic ms; UINT64_MAX: no limit */
     int one_try;       /* wait_ms was 0 */
     rdl_client_t *c;   /* outlives the lock object: the timer closes late */
@@ -110,12 +123,29 @@ int rdl__acquire_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
 int rdl__release_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
                        rdl_req_cb cb);
 
-/* lock.c: local holds (any thread). */
-void rdl__hold_set(rdl_lock_t *lock, rdl_owner_t owner, uint64_t token,
-                   uint32_t count);
-/* Removes the owner's hold; returns 1 if there was one. */
-int rdl__hold_remove(rdl_lock_t *lock, rdl_owner_t owner);
+/* hold.c: what this client knows of its holds, and their watchdog entries.
+ * Loop thread unless noted. */
+
+/* An acquisition by `owner` was granted (token, count levels) by a try
+ * sent at sent_at with lease_ms, or with the watchdog lease if auto: the
+ * hold is recorded, an auto hold is registered with the watchdog (before
+ * the caller hears of it) and a re-entry extends its deadline. 0 or
+ * RDL_ENOMEM (nothing recorded: the caller must give the level back). */
+int rdl__hold_granted(rdl_lock_t *lock, rdl_owner_t owner, uint64_t token,
+                      uint32_t count, uint64_t sent_at, int64_t lease_ms,
+                      int auto_lease);
+/* A release of one level of owner's hold is about to be sent: if it may
+ * end the hold, renewals stop until rdl__hold_released(). */
+void rdl__hold_releasing(rdl_lock_t *lock, rdl_owner_t owner);
+/* The release ended: remaining levels >= 0 if the server answered, or -1
+ * if the hold is over anyway (not held, outcome unknown), or -2 if the
+ * release was not applied (renewals resume). Returns 1 if the owner's
+ * hold had been reported lost (or was known here and is gone). */
+int rdl__hold_released(rdl_lock_t *lock, rdl_owner_t owner, int remaining);
+/* Forgets every hold (force release); their renewals stop. */
 void rdl__hold_clear(rdl_lock_t *lock);
+/* Any thread: rdl_lock_free(); renewals stop, holds expire by lease. */
+void rdl__hold_abandon_all(rdl_lock_t *lock);
 
 /* 1 for failures after which the command may or may not have run. */
 static inline int rdl__outcome_unknown(int status)

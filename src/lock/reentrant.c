@@ -113,5 +113,5 @@ static int parse_info(const redisReply *r, rdl_lock_info_t *out)
 
 const rdl__lock_kind rdl__reentrant_kind = {
     "lock",     send_try,    parse_try, send_release, parse_release,
-    send_force, parse_force, send_info, parse_info,
+    send_force, parse_force, send_info, parse_info,   RDL__SCRIPT_LOCK_RENEW,
 };

@@ -47,15 +47,17 @@ static void on_release(void *data, int status, const redisReply *r)
     if (status != 0 && status != RDL_ENOTHELD && op->unknown_status != 0)
         status = op->unknown_status;
     if (status == 0) {
-        if (remaining > 0) {
-            uint64_t token = rdl_lock_fencing_token(lock, op->owner);
-            rdl__hold_set(lock, op->owner, token, remaining);
-        } else {
-            (void)rdl__hold_remove(lock, op->owner);
-        }
-    } else if (status == RDL_ENOTHELD && rdl__hold_remove(lock, op->owner)) {
-        /* This client knew the owner held it: the hold ended under it. */
-        status = RDL_ELOST;
+        if (rdl__hold_released(lock, op->owner, (int)remaining))
+            status = RDL_ELOST; /* reported lost before this release */
+    } else if (status == RDL_ENOTHELD) {
+        /* Known here, not held there: the hold ended under its owner. */
+        if (rdl__hold_released(lock, op->owner, -1))
+            status = RDL_ELOST;
+    } else if (rdl__outcome_unknown(status)) {
+        /* Maybe released: stop renewing, a hold left expires by lease. */
+        (void)rdl__hold_released(lock, op->owner, -1);
+    } else if (rdl__hold_released(lock, op->owner, -2)) {
+        status = RDL_ELOST; /* not applied, but the hold was lost anyway */
     }
     complete(op, status);
 }
@@ -64,7 +66,7 @@ static void send_release(rdl__release *op)
 {
     int rc = op->lock->kind->send_release(op, on_release);
     if (rc != 0)
-        complete(op, rc);
+        on_release(op, rc, NULL); /* settles the hold as any failure does */
 }
 
 static int cancel(rdl__op *op)
@@ -87,8 +89,11 @@ int rdl__release_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
     op->owner = owner;
     rdl__client_owner(lock->c, owner, op->owner_str);
     rdl__client_reqid(lock->c, op->reqid);
+    /* No renewal may be sent after a release that can end the hold. */
+    rdl__hold_releasing(lock, owner);
     rc = lock->kind->send_release(op, on_release);
     if (rc != 0) {
+        (void)rdl__hold_released(lock, owner, -2);
         rdl__free(op);
         return rc;
     }
