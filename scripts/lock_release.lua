@@ -7,6 +7,9 @@
 -- ARGV[3]  publish command: "publish" or "spublish"
 -- ARGV[4]  channel of the lock
 -- ARGV[5]  retention of the fence key, in ms
+-- ARGV[6]  optional: the id of an acquire request whose outcome the client
+--          does not know (or that was cancelled); the level is released
+--          only if the hold's last request is that one
 --
 -- Replies  {1, count}  released one level; count levels remain (0: freed,
 --                      and one wake-one message was published)
@@ -27,6 +30,9 @@ if h[1] ~= ARGV[1] then
 end
 if h[3] == ARGV[2] then
     return {1, tonumber(h[2])}
+end
+if ARGV[6] and h[3] ~= ARGV[6] then
+    return {0}
 end
 
 local n = tonumber(h[2]) - 1

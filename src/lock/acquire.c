@@ -74,12 +74,16 @@ static void on_undone(rdl_req_t *req, int status)
     (void)status; /* if it failed, the hold ends with its lease */
 }
 
-/* The try of a cancelled acquisition succeeded: give the level back. The
- * release holds its own reference to the lock (release.c), so the caller
- * may free the lock as soon as its callback has run. */
+/* Gives back the level this acquisition may have taken: after a cancel
+ * that lost the race with a success, after a failure to record the hold,
+ * and after an outcome that stayed unknown. The release applies only if
+ * the hold's last request is this acquisition (see lock_release.lua), so
+ * an acquisition that did not happen releases nothing. The release holds
+ * its own reference to the lock (release.c), so the caller may free the
+ * lock as soon as its callback has run. */
 static void undo(rdl__acquire *op)
 {
-    if (rdl__release_start(NULL, op->lock, op->owner, on_undone) != 0)
+    if (rdl__release_undo(op->lock, op->owner, op->reqid, on_undone) != 0)
         rdl__errmsg_set(op->lock->c, "could not release a cancelled hold");
 }
 
@@ -185,10 +189,12 @@ static void on_try(void *data, int status, const redisReply *r)
          * client closing, a cancel) leaves it unknown, and a hold taken
          * then expires by its lease. Otherwise a cancelled request reports
          * RDL_ECANCELED. */
-        if (op->unknown_status != 0)
+        if (op->unknown_status != 0) {
             status = op->unknown_status;
-        else if (op->canceled)
+            undo(op); /* best effort: else the hold expires by its lease */
+        } else if (op->canceled) {
             status = RDL_ECANCELED;
+        }
         complete(op, status);
         return;
     }

@@ -113,6 +113,7 @@ struct rdl__release {
     rdl_owner_t owner;
     char owner_str[64];
     char reqid[64];
+    char undo_of[64]; /* "": a release; else the acquisition it undoes */
     int unknown;
     int unknown_status; /* as in rdl__acquire */
 };
@@ -122,6 +123,10 @@ int rdl__acquire_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
                        int64_t wait_ms, int64_t lease_ms, rdl_req_cb cb);
 int rdl__release_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
                        rdl_req_cb cb);
+/* Releases the level taken by acquisition `reqid`, if it was taken and is
+ * the hold's last request; cb gets a NULL request. */
+int rdl__release_undo(rdl_lock_t *lock, rdl_owner_t owner, const char *reqid,
+                      rdl_req_cb cb);
 
 /* hold.c: what this client knows of its holds, and their watchdog entries.
  * Loop thread unless noted. */

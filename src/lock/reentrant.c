@@ -51,11 +51,11 @@ static int send_release(rdl__release *op, rdl__reply_fn fn)
     rdl_lock_t *lock = op->lock;
     char keep[24];
     const char *keys[2] = {lock->key_hold, lock->key_fence};
-    const char *args[5] = {op->owner_str, op->reqid, "publish", lock->channel,
-                           keep};
+    const char *args[6] = {op->owner_str, op->reqid, "publish",
+                           lock->channel, keep,      op->undo_of};
     snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
-    return rdl__script_run(lock->c, RDL__SCRIPT_LOCK_RELEASE, 2, keys, 5, args,
-                           fn, op);
+    return rdl__script_run(lock->c, RDL__SCRIPT_LOCK_RELEASE, 2, keys,
+                           op->undo_of[0] != '\0' ? 6 : 5, args, fn, op);
 }
 
 static int parse_release(const redisReply *r, uint32_t *remaining)

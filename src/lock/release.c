@@ -2,6 +2,8 @@
  * outcome (connection lost, command timeout) is retried with the same
  * request id, which the script applies at most once, so a retry never
  * releases two levels. */
+#include <stdio.h>
+
 #include "lock_int.h"
 
 static void send_release(rdl__release *op);
@@ -75,13 +77,15 @@ static int cancel(rdl__op *op)
     return 0;
 }
 
-int rdl__release_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
-                       rdl_req_cb cb)
+static int start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
+                 const char *undo_of, rdl_req_cb cb)
 {
     rdl__release *op = rdl__calloc(1, sizeof(*op));
     int rc;
     if (op == NULL)
         return RDL_ENOMEM;
+    if (undo_of != NULL)
+        snprintf(op->undo_of, sizeof(op->undo_of), "%s", undo_of);
     op->op.cancel = cancel;
     op->req = req;
     op->cb = cb;
@@ -104,4 +108,16 @@ int rdl__release_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
         req->internal = &op->op;
     }
     return 0;
+}
+
+int rdl__release_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
+                       rdl_req_cb cb)
+{
+    return start(req, lock, owner, NULL, cb);
+}
+
+int rdl__release_undo(rdl_lock_t *lock, rdl_owner_t owner, const char *reqid,
+                      rdl_req_cb cb)
+{
+    return start(NULL, lock, owner, reqid, cb);
 }

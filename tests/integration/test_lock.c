@@ -944,6 +944,69 @@ static void test_lock_closed_client(void **state)
     assert_int_equal(rdlt_dbsize(s), 0);
 }
 
+/* ---- undo of an acquisition ------------------------------------------------ */
+
+static char *read_script(const char *name)
+{
+    char path[512];
+    FILE *f;
+    long n;
+    char *buf;
+    snprintf(path, sizeof(path), "%s/%s.lua", RDL_TEST_SCRIPTS_DIR, name);
+    f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    buf = malloc((size_t)n + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static long long undo_level(rdlt_server *s, const char *body, const char *owner,
+                            const char *undo_of)
+{
+    redisReply *r =
+        rdlt_cmd(s,
+                 "EVAL %s 2 rdl:lock:{undo} rdl:lock.fence:{undo} "
+                 "%s undo-req-%s publish rdl:lock.ch:{undo} 1000 %s",
+                 body, owner, undo_of, undo_of);
+    long long v;
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    v = r->element[0]->integer;
+    freeReplyObject(r);
+    return v;
+}
+
+/* The release that undoes an acquisition whose outcome is unknown (or that
+ * was cancelled) gives back a level only if the hold's last request is
+ * that acquisition: if it never happened, nothing is released. */
+static void test_lock_undo_releases_only_that_request(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s);
+    rdl_lock_t *l = rdlt_lock(c, "undo");
+    char *body = read_script("lock_release");
+    redisReply *r;
+    char owner[128], last[128];
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 5000));
+    r = rdlt_cmd(s, "HMGET rdl:lock:{undo} o r");
+    snprintf(owner, sizeof(owner), "%s", r->element[0]->str);
+    snprintf(last, sizeof(last), "%s", r->element[1]->str);
+    freeReplyObject(r);
+
+    assert_int_equal(undo_level(s, body, owner, "some-other-request"), 0);
+    assert_int_equal(rdlt_info(l, A).hold_count, 1);
+    assert_int_equal(undo_level(s, body, owner, last), 1);
+    assert_int_equal(rdlt_info(l, A).locked, 0);
+    free(body);
+}
+
 static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_lock_acquire_release),
     RDLT_TEST(test_lock_reentrant_counts),
@@ -971,6 +1034,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_lock_bad_input_writes_nothing),
     RDLT_TEST(test_lock_huge_lease_never_persists),
     RDLT_TEST(test_lock_closed_client),
+    RDLT_TEST(test_lock_undo_releases_only_that_request),
 };
 
 RDLT_MAIN(tests)

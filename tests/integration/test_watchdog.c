@@ -212,21 +212,27 @@ static void test_watchdog_ten_thousand_holds_batched(void **state)
 static void test_watchdog_release_during_renewal(void **state)
 {
     rdlt_server *s = rdlt_server_start();
-    rdl_client_t *c = wd_client(s, 100, 1000);
+    rdl_client_t *c = wd_client(s, 300, 1000);
     rdl_lock_t *l = rdlt_lock(c, "race");
+    lost_log log = {0, 0, 0};
     int i, alive = 0;
     (void)state;
 
+    rdlt_assert_ok(rdl_lock_set_lost_cb(l, on_lost, &log));
     srand(7);
-    for (i = 0; i < 150; i++) {
+    for (i = 0; i < 100; i++) {
+        int rc;
         rdlt_assert_ok(rdl_lock_acquire_as(l, A, 1000, RDL_LEASE_AUTO));
-        rdlt_sleep_ms(rand() % 45);
-        rdlt_assert_ok(rdl_lock_release_as(l, A));
+        rdlt_sleep_ms(rand() % 110); /* the period is 100 ms */
+        rc = rdl_lock_release_as(l, A);
+        if (rc != 0)
+            fail_msg("iteration %d: release %s, lost %d (%s)", i,
+                     rdl_err_name(rc), log.count, rdl_err_name(log.reason));
         alive += rdlt_count_keys(s, "rdl:lock:{race}") != 0;
     }
     assert_int_equal(alive, 0);
     assert_true(stats(c).renewals > 0); /* renewals did overlap the loop */
-    rdlt_sleep_ms(150);
+    rdlt_sleep_ms(400);
     assert_int_equal(rdlt_count_keys(s, "rdl:lock:{race}"), 0);
 }
 
