@@ -1,5 +1,6 @@
 /* rdl: locks. Every lock kind is an rdl_lock_t and is used through the calls
- * below. This version provides the reentrant lock (rdl_lock_new).
+ * below. This version provides the reentrant lock (rdl_lock_new) and the
+ * fair lock (rdl_fairlock_new).
  *
  * Guarantees and their limits, in plain words:
  * - While a hold's lease runs, no other owner can acquire the lock, provided
@@ -48,6 +49,30 @@ typedef struct rdl_lock_s rdl_lock_t;
  */
 RDL_API RDL_NODISCARD int rdl_lock_new(rdl_client_t *c, const char *name,
                                        rdl_lock_t **out);
+
+/**
+ * Creates a fair lock named `name`: a reentrant lock (as rdl_lock_new())
+ * granted strictly in the order in which waiters reached Redis, across all
+ * clients. A waiter queues on its first try and keeps its place while it
+ * waits; the release hands the lock to the head of the queue, and only
+ * that waiter is woken. A newcomer takes a free lock only when nobody
+ * waits; a one-shot try (wait_ms 0) never queues and gets RDL_EBUSY while
+ * others wait. A waiter that dies drops out of the queue within a few
+ * seconds (its entry lives for min(3 s, the watchdog lease) and the
+ * client's watchdog renews it while the waiter waits); one that gives up
+ * (wait budget spent, rdl_req_cancel()) leaves at once. When the client is
+ * closed, its waiters' entries expire the same way.
+ *
+ * Fairness means order of arrival at Redis: two clients that ask at the
+ * same moment are ordered by the network, not by their clocks.
+ *
+ * Keys: "<prefix>:fair:{name}" (the hold), ".fence", ".queue", ".exp";
+ * a fair lock and a plain lock of the same name are different locks.
+ * @return as rdl_lock_new().
+ * Thread safety: safe from any thread.
+ */
+RDL_API RDL_NODISCARD int rdl_fairlock_new(rdl_client_t *c, const char *name,
+                                           rdl_lock_t **out);
 
 /**
  * Frees a lock object. Holds are not released: fixed leases run out, and
@@ -185,6 +210,8 @@ typedef struct rdl_lock_info_s {
     uint32_t hold_count;    /**< that owner's reentrant count */
     uint32_t holders;       /**< owners holding it (0 or 1 here) */
     uint32_t waiters;       /**< queued waiters (fair lock), else 0 */
+    uint32_t position;      /**< the owner's place in the queue (fair lock;
+                                 1: next), 0 if it is not queued */
     int64_t ttl_ms;         /**< remaining lease; -2 if not locked */
     uint64_t fencing_token; /**< latest token issued for this name, 0 if
                                  none is remembered */

@@ -7,7 +7,9 @@
  * existed). A wake-one message wakes the first sleeping waiter, which moves
  * to the back so local waiters take turns; if none sleeps (all are busy
  * trying), the entry remembers it and the next waiter to go to sleep tries
- * again instead. A wake-all message wakes everyone. An entry whose last
+ * again instead. A wake-all message wakes everyone. A message that names an
+ * owner (the fair lock's hand-off to the head of its queue) wakes only that
+ * owner's waiter. An entry whose last
  * waiter left lingers for LINGER_MS, so a waiter that comes straight back
  * (the usual case under contention) finds the subscription ready.
  *
@@ -90,6 +92,27 @@ static void wake_one(entry *e)
     }
     if (e->nwaiters > 0)
         e->missed = 1;
+}
+
+/* A message that names an owner: wakes that owner's waiter, if it is one
+ * of ours; one that is busy trying tries again instead of sleeping. */
+static void wake_target(entry *e, const char *owner, size_t len)
+{
+    rdl__queue *n;
+    for (n = e->waiters.next; n != &e->waiters; n = n->next) {
+        rdl__waiter *w = RDL_CONTAINER_OF(n, rdl__waiter, node);
+        if (w->target == NULL || strlen(w->target) != len ||
+            memcmp(w->target, owner, len) != 0)
+            continue;
+        if (!w->sleeping) {
+            w->pending = 1;
+            return;
+        }
+        w->sleeping = 0;
+        RDL__STAT_INC(e->hub->c, wakeups);
+        w->fn(w, RDL__WAKE_MESSAGE);
+        return;
+    }
 }
 
 /* ---- subscriber connection ------------------------------------------------ */
@@ -194,8 +217,10 @@ static void on_sub_message(rdl__conn *cn, const redisReply *r, void *data)
     if (msgl == 1 && msg[0] == RDL__MSG_WAKE_ALL[0]) {
         RDL__STAT_ADD(h->c, wakeups, e->nwaiters);
         wake_all(e, RDL__WAKE_MESSAGE);
-    } else {
+    } else if (msgl == 1) {
         wake_one(e);
+    } else {
+        wake_target(e, msg, msgl);
     }
 }
 
@@ -273,6 +298,7 @@ int rdl__hub_join(rdl_client_t *c, const char *channel, rdl__waiter *w,
     w->entry = e;
     w->fn = fn;
     w->sleeping = 0;
+    w->pending = 0;
     e->nwaiters++;
     if (e->state == SUBSCRIBED)
         return 1;
@@ -305,7 +331,11 @@ void rdl__hub_leave(rdl__waiter *w)
 int rdl__hub_sleep(rdl__waiter *w)
 {
     entry *e = w->entry;
-    if (e->missed) {
+    if (w->pending) {
+        w->pending = 0;
+        return 1;
+    }
+    if (e->missed && w->target == NULL) {
         e->missed = 0;
         return 1;
     }

@@ -259,10 +259,14 @@ struct rdl__waiter {
     rdl__queue node;
     struct rdl__hub_entry *entry;
     rdl__wake_fn fn;
+    const char *target; /* set before joining: only messages naming this
+                           owner string wake the waiter (fair lock) */
     int sleeping;
+    int pending; /* a message named it while it was busy */
 };
 
-/* Release message payloads. */
+/* Release message payloads. Any other payload is an owner string: it
+ * wakes only the waiter whose target it is. */
 #define RDL__MSG_WAKE_ONE "0" /* wake one waiter per client */
 #define RDL__MSG_WAKE_ALL "1" /* wake every waiter */
 

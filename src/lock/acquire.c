@@ -40,6 +40,7 @@ static void complete(rdl__acquire *op, int status)
 
     op->done = 1;
     rdl__client_active_remove(&op->active);
+    rdl__waitq_end(op, status);
     if (op->joined) {
         rdl__hub_leave(&op->waiter);
         op->joined = 0;
@@ -115,6 +116,8 @@ static void wait_for_release(rdl__acquire *op, int64_t pttl_ms)
     int rc;
 
     if (!op->joined) {
+        if (op->lock->kind->targeted)
+            op->waiter.target = op->owner_str; /* hand-offs name the owner */
         rc =
             rdl__hub_join(op->lock->c, op->lock->channel, &op->waiter, on_wake);
         if (rc < 0) {
@@ -146,6 +149,7 @@ static void on_try(void *data, int status, const redisReply *r)
     uint64_t now;
     rdl__try res;
 
+    memset(&res, 0, sizeof(res));
     op->inflight = 0;
     if (status == 0)
         status = lock->kind->parse_try(r, &res);
@@ -199,6 +203,8 @@ static void on_try(void *data, int status, const redisReply *r)
         return;
     }
     op->unknown = 0;
+    if (res.position > 0)
+        rdl__waitq_queued(op);
     if (op->canceled)
         complete(op, RDL_ECANCELED);
     else if (op->one_try)

@@ -8,10 +8,21 @@
 
 /* ---- construction ---------------------------------------------------------- */
 
+static void free_strings(rdl_lock_t *lock)
+{
+    rdl__free(lock->name);
+    rdl__free(lock->key_hold);
+    rdl__free(lock->key_fence);
+    rdl__free(lock->channel);
+    rdl__free(lock->key_aux[0]);
+    rdl__free(lock->key_aux[1]);
+}
+
 int rdl__lock_create(rdl_client_t *c, const char *name,
                      const rdl__lock_kind *kind, rdl_lock_t **out)
 {
     rdl_lock_t *lock;
+    int i, aux_failed = 0;
     if (out == NULL)
         return RDL_EINVAL;
     *out = NULL;
@@ -40,13 +51,15 @@ int rdl__lock_create(rdl_client_t *c, const char *name,
     lock->key_hold = rdl__key(c->prefix, kind->name, name, NULL);
     lock->key_fence = rdl__key(c->prefix, kind->name, name, "fence");
     lock->channel = rdl__key(c->prefix, kind->name, name, "ch");
+    for (i = 0; i < 2; i++)
+        if (kind->aux_suffix[i] != NULL &&
+            (lock->key_aux[i] = rdl__key(c->prefix, kind->name, name,
+                                         kind->aux_suffix[i])) == NULL)
+            aux_failed = 1;
     if (lock->name == NULL || lock->key_hold == NULL ||
-        lock->key_fence == NULL || lock->channel == NULL ||
+        lock->key_fence == NULL || lock->channel == NULL || aux_failed ||
         uv_mutex_init(&lock->mu) != 0) {
-        rdl__free(lock->name);
-        rdl__free(lock->key_hold);
-        rdl__free(lock->key_fence);
-        rdl__free(lock->channel);
+        free_strings(lock);
         rdl__free(lock);
         return RDL_ENOMEM;
     }
@@ -79,10 +92,7 @@ void rdl__lock_unref(rdl_lock_t *lock)
         return;
     uv_mutex_destroy(&lock->mu);
     rdl__free(lock->holds);
-    rdl__free(lock->name);
-    rdl__free(lock->key_hold);
-    rdl__free(lock->key_fence);
-    rdl__free(lock->channel);
+    free_strings(lock);
     rdl__free(lock);
 }
 

@@ -18,9 +18,12 @@
 /* One try's result. */
 typedef struct rdl__try {
     int acquired;
-    uint64_t token;  /* acquired */
-    uint32_t count;  /* acquired: the owner's hold count */
-    int64_t pttl_ms; /* busy: the holder's remaining lease, -1 if unknown */
+    uint64_t token;    /* acquired */
+    uint32_t count;    /* acquired: the owner's hold count */
+    int64_t pttl_ms;   /* busy: how long the caller may sleep at most (the
+                          holder's remaining lease), -1 if unknown */
+    uint32_t position; /* busy: place in the wait queue (1: next), 0 if
+                          the kind has none or the caller is not queued */
 } rdl__try;
 
 typedef struct rdl__acquire rdl__acquire;
@@ -43,6 +46,13 @@ typedef struct rdl__lock_kind {
     int (*parse_info)(const redisReply *r, rdl_lock_info_t *out);
     /* The watchdog's renewal script for this kind (see rdl__wd_hold). */
     int renew_script;
+
+    /* Kinds with a wait queue (the fair lock); zero for the others. */
+    const char *aux_suffix[2]; /* extra keys of a lock: key_aux[i] */
+    int queue_renew_script;    /* keeps a waiter's queue entry alive */
+    /* Takes the owner of `op` out of the queue (a waiter gave up). */
+    int (*send_leave)(rdl__acquire *op, rdl__reply_fn fn, void *data);
+    int targeted; /* release messages name the waiter they are for */
 } rdl__lock_kind;
 
 typedef struct rdl__auto rdl__auto;
@@ -64,9 +74,10 @@ struct rdl_lock_s {
     char *key_hold;
     char *key_fence;
     char *channel;
-    int refs;      /* atomic; see rdl__lock_ref() */
-    int freed;     /* atomic; rdl_lock_free() was called */
-    uv_mutex_t mu; /* guards holds and the lost callback */
+    char *key_aux[2]; /* kind-specific keys (rdl__lock_kind.aux_suffix) */
+    int refs;         /* atomic; see rdl__lock_ref() */
+    int freed;        /* atomic; rdl_lock_free() was called */
+    uv_mutex_t mu;    /* guards holds and the lost callback */
     rdl_lost_cb lost_cb;
     void *lost_data;
     rdl__hold *holds;
@@ -101,6 +112,8 @@ struct rdl__acquire {
     rdl__waiter waiter;
     int unknown;        /* unknown-outcome failures in a row */
     int unknown_status; /* the last of them, reported if no answer follows */
+    struct rdl__qentry *qentry; /* the queue entry's heartbeat (fair) */
+    int queued;                 /* a try put the owner in the queue */
     unsigned inflight : 1, again : 1, canceled : 1, done : 1, joined : 1;
 };
 
@@ -156,6 +169,22 @@ void rdl__hold_abandon_all(rdl_lock_t *lock);
 static inline int rdl__outcome_unknown(int status)
 {
     return status == RDL_ECONNLOST || status == RDL_ECMDTIMEOUT;
+}
+
+/* waitq.c: wait queue entries (kinds with send_leave). A try reported
+ * the owner queued: keep its entry alive while it waits. */
+void rdl__waitq_queued(rdl__acquire *op);
+/* The acquisition ended with status: stop the heartbeat and, unless it
+ * acquired, take the owner out of the queue. */
+void rdl__waitq_end(rdl__acquire *op, int status);
+
+/* How long a waiter's queue entry lives without renewal: short, so a dead
+ * waiter stops blocking the queue within seconds. */
+#define RDL__QUEUE_LEASE_MS 3000
+static inline int64_t rdl__queue_lease_ms(const rdl_client_t *c)
+{
+    return c->watchdog_ms < RDL__QUEUE_LEASE_MS ? c->watchdog_ms
+                                                : RDL__QUEUE_LEASE_MS;
 }
 
 /* lock.c: references to a lock object. The user's handle is one; an

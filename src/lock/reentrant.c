@@ -106,12 +106,21 @@ static int parse_info(const redisReply *r, rdl_lock_info_t *out)
     out->hold_count = (uint32_t)count;
     out->holders = locked != 0;
     out->waiters = 0;
+    out->position = 0;
     out->ttl_ms = pttl;
     out->fencing_token = (uint64_t)token;
     return 0;
 }
 
 const rdl__lock_kind rdl__reentrant_kind = {
-    "lock",     send_try,    parse_try, send_release, parse_release,
-    send_force, parse_force, send_info, parse_info,   RDL__SCRIPT_LOCK_RENEW,
+    .name = "lock",
+    .send_try = send_try,
+    .parse_try = parse_try,
+    .send_release = send_release,
+    .parse_release = parse_release,
+    .send_force = send_force,
+    .parse_force = parse_force,
+    .send_info = send_info,
+    .parse_info = parse_info,
+    .renew_script = RDL__SCRIPT_LOCK_RENEW,
 };

@@ -2,13 +2,14 @@
  *
  * Every hold has a local deadline (monotonic): the send time of the last
  * request that set its lease, plus the lease, minus a drift allowance. It
- * is renewed when a period (lease/3) has passed since then; renewals of
- * holds that fall due within half a period of each other leave together,
- * so holds taken at different times still share script calls. A renewal
- * that fails is retried soon, until the deadline passes. A hold is lost
- * when Redis says it is no longer its owner's, or when its deadline passes
- * first: a renewal still in flight then does not save it, because the
- * lease may already have run out on the server.
+ * is renewed when a period (a third of its lease: the client's watchdog
+ * lease for holds, shorter for queue entries) has passed since then; renewals
+ * of holds that fall due within half a period of each other leave together, so
+ * holds taken at different times still share script calls. A renewal that fails
+ * is retried soon, until the deadline passes. A hold is lost when Redis says it
+ * is no longer its owner's, or when its deadline passes first: a renewal still
+ * in flight then does not save it, because the lease may already have run out
+ * on the server.
  *
  * Releases never race renewals: the lock kind pauses the entry before it
  * sends a release that may end the hold, so no renewal is sent after the
@@ -24,16 +25,17 @@ typedef struct rdl__watchdog {
     uv_timer_t timer;
     rdl__active active; /* closed with the client */
     rdl__queue holds;   /* rdl__wd_hold */
-    uint64_t period;    /* ms between renewals of one hold */
     uint64_t timer_at;  /* when the timer fires; UINT64_MAX: stopped */
     int closed;
 } rdl__watchdog;
 
-/* One script call's worth of holds, all routed to one connection. */
+/* One script call's worth of holds with one script and lease, all routed
+ * to one connection. */
 typedef struct wd_batch {
     rdl__watchdog *wd;
     rdl__conn *conn;
     int script;
+    int64_t lease_ms;
     uint64_t sent_at;
     int n;
     rdl__wd_hold *h[RDL__WD_BATCH];
@@ -45,9 +47,15 @@ uint64_t rdl__wd_deadline(uint64_t sent_at, int64_t lease_ms)
     return sent_at + lease - (lease / 100 + 2);
 }
 
-static uint64_t retry_delay(const rdl__watchdog *wd)
+/* The time between renewals of h: a third of its lease. */
+static uint64_t period(const rdl__wd_hold *h)
 {
-    uint64_t d = wd->period / 3;
+    return (uint64_t)h->lease_ms / 3;
+}
+
+static uint64_t retry_delay(const rdl__wd_hold *h)
+{
+    uint64_t d = period(h) / 3;
     return d < 100 ? (d > 0 ? d : 1) : 100;
 }
 
@@ -94,7 +102,7 @@ static void send_batch(wd_batch *b)
     char lease[24];
     int i, rc;
 
-    snprintf(lease, sizeof(lease), "%lld", (long long)c->watchdog_ms);
+    snprintf(lease, sizeof(lease), "%lld", (long long)b->lease_ms);
     args[0] = lease;
     for (i = 0; i < b->n; i++) {
         keys[i] = b->h[i]->key;
@@ -134,10 +142,10 @@ static void on_renewed(void *data, int status, const redisReply *r)
         }
         if (status == 0 && r->element[i]->type == REDIS_REPLY_INTEGER &&
             r->element[i]->integer == 1) {
-            uint64_t d = rdl__wd_deadline(b->sent_at, wd->c->watchdog_ms);
+            uint64_t d = rdl__wd_deadline(b->sent_at, h->lease_ms);
             if (d > h->deadline)
                 __atomic_store_n(&h->deadline, d, __ATOMIC_RELAXED);
-            h->due = b->sent_at + wd->period;
+            h->due = b->sent_at + period(h);
             h->last_error = 0;
             RDL__STAT_INC(wd->c, renewals);
         } else if (status == 0) {
@@ -146,7 +154,7 @@ static void on_renewed(void *data, int status, const redisReply *r)
             continue;
         } else {
             h->last_error = status;
-            h->due = now + retry_delay(wd);
+            h->due = now + retry_delay(h);
         }
         if (h->due < next)
             next = h->due;
@@ -165,7 +173,8 @@ static wd_batch *batch_for(rdl__watchdog *wd, wd_batch ***open, size_t *nopen,
     size_t i;
 
     for (i = 0; i < *nopen; i++)
-        if ((*open)[i]->conn == conn && (*open)[i]->script == h->script)
+        if ((*open)[i]->conn == conn && (*open)[i]->script == h->script &&
+            (*open)[i]->lease_ms == h->lease_ms)
             return (*open)[i];
     if (*nopen == *cap) {
         size_t ncap = *cap ? *cap * 2 : 4;
@@ -181,6 +190,7 @@ static wd_batch *batch_for(rdl__watchdog *wd, wd_batch ***open, size_t *nopen,
     b->wd = wd;
     b->conn = conn;
     b->script = h->script;
+    b->lease_ms = h->lease_ms;
     (*open)[(*nopen)++] = b;
     return b;
 }
@@ -188,13 +198,12 @@ static wd_batch *batch_for(rdl__watchdog *wd, wd_batch ***open, size_t *nopen,
 static void on_timer(uv_timer_t *t)
 {
     rdl__watchdog *wd = t->data;
-    uint64_t now = rdl__now_ms(), next = UINT64_MAX, soon;
+    uint64_t now = rdl__now_ms(), next = UINT64_MAX;
     rdl__queue *q, *nq;
     wd_batch **open = NULL;
     size_t nopen = 0, cap = 0, i;
 
     wd->timer_at = UINT64_MAX;
-    soon = now + wd->period / 2;
     for (q = wd->holds.next; q != &wd->holds; q = nq) {
         rdl__wd_hold *h = RDL_CONTAINER_OF(q, rdl__wd_hold, node);
         nq = q->next;
@@ -208,10 +217,10 @@ static void on_timer(uv_timer_t *t)
             lose(wd, h, h->last_error != 0 ? h->last_error : RDL_ETIMEDOUT);
             continue;
         }
-        if (h->refs == 0 && h->due <= soon) {
+        if (h->refs == 0 && h->due <= now + period(h) / 2) {
             wd_batch *b = batch_for(wd, &open, &nopen, &cap, h);
             if (b == NULL) {
-                h->due = now + retry_delay(wd); /* out of memory: later */
+                h->due = now + retry_delay(h); /* out of memory: later */
             } else {
                 b->h[b->n++] = h;
                 if (b->n == RDL__WD_BATCH) {
@@ -266,7 +275,6 @@ static rdl__watchdog *get(rdl_client_t *c)
     if (wd == NULL)
         return NULL;
     wd->c = c;
-    wd->period = (uint64_t)c->watchdog_ms / 3;
     wd->timer_at = UINT64_MAX;
     rdl__queue_init(&wd->holds);
     uv_timer_init(c->loop, &wd->timer);
@@ -284,8 +292,10 @@ int rdl__wd_add(rdl_client_t *c, rdl__wd_hold *h, uint64_t sent_at)
     rdl__watchdog *wd = get(c);
     if (wd == NULL)
         return RDL_ENOMEM;
-    h->deadline = rdl__wd_deadline(sent_at, c->watchdog_ms);
-    h->due = sent_at + wd->period;
+    if (h->lease_ms <= 0)
+        h->lease_ms = c->watchdog_ms;
+    h->deadline = rdl__wd_deadline(sent_at, h->lease_ms);
+    h->due = sent_at + period(h);
     h->last_error = 0;
     h->refs = 0;
     h->abandoned = 0;
@@ -298,7 +308,8 @@ int rdl__wd_add(rdl_client_t *c, rdl__wd_hold *h, uint64_t sent_at)
 
 void rdl__wd_extend(rdl_client_t *c, rdl__wd_hold *h, uint64_t sent_at)
 {
-    uint64_t d = rdl__wd_deadline(sent_at, c->watchdog_ms);
+    uint64_t d = rdl__wd_deadline(sent_at, h->lease_ms);
+    (void)c;
     if (h->listed && d > h->deadline)
         __atomic_store_n(&h->deadline, d, __ATOMIC_RELAXED);
 }

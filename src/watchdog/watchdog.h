@@ -19,6 +19,8 @@ struct rdl__wd_hold {
      * ARGV[1 + i] = the member of KEYS[i], and replies with one integer
      * per key: 1 renewed, 0 not held by that member (nothing changed). */
     int script;
+    int64_t lease_ms;   /* the lease each renewal sets; 0: the client's
+                           watchdog lease */
     const char *key;    /* routes the hold; must outlive the entry */
     const char *member; /* the owner string the script checks; idem */
     /* The hold is lost: reason RDL_ELOST (Redis says it is gone or held by
@@ -42,8 +44,8 @@ struct rdl__wd_hold {
 };
 
 /* Starts renewing h; the hold was granted by a request sent at `sent_at`
- * (monotonic ms) with the client's watchdog lease, so it is known valid
- * until sent_at + lease - drift. 0 or RDL_ENOMEM (then h was not added and
+ * (monotonic ms) with h's lease, so it is known valid until sent_at +
+ * lease - drift. 0 or RDL_ENOMEM (then h was not added and
  * no callback will come). */
 int rdl__wd_add(rdl_client_t *c, rdl__wd_hold *h, uint64_t sent_at);
 /* A request sent at `sent_at` extended the lease again (a re-entry): the

@@ -1,0 +1,29 @@
+-- fair_force_release: frees a fair lock whoever holds it, and hands it to
+-- the head of the queue.
+--
+-- KEYS[1]  hold, KEYS[2] queue, KEYS[3] expiry, as in fair_acquire
+-- ARGV[1]  publish command: "publish" or "spublish"
+-- ARGV[2]  channel of the lock
+--
+-- Replies  1  the lock was held and is now free
+--          0  the lock was free
+if redis.call('DEL', KEYS[1]) == 0 then
+    return 0
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local before = redis.call('ZRANGE', KEYS[2], 0, 1)
+local dead = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, 64)
+if #dead > 0 then
+    redis.call('ZREM', KEYS[3], unpack(dead))
+    redis.call('ZREM', KEYS[2], unpack(dead))
+end
+-- As in fair_release: the head takes over, a new second watches it.
+local after = redis.call('ZRANGE', KEYS[2], 0, 1)
+if after[1] then
+    redis.pcall(ARGV[1], ARGV[2], after[1])
+end
+if after[2] and after[2] ~= before[2] then
+    redis.pcall(ARGV[1], ARGV[2], after[2])
+end
+return 1

@@ -1,0 +1,157 @@
+/* The fair lock: a reentrant lock granted in the order in which waiters
+ * reached Redis (scripts/fair_*.lua). The hold and fence are the reentrant
+ * lock's; the queue is a sorted set of owners by arrival, with a second
+ * sorted set of server-time expiries that the watchdog keeps pushing back
+ * while the waiter lives (src/lock/waitq.c). A release names the new head
+ * of the queue in its message, so only that waiter wakes. */
+#include <stdio.h>
+
+#include "lock/lock_int.h"
+
+/* Reads element i of an array reply as an integer. */
+static int int_at(const redisReply *r, size_t i, long long *out)
+{
+    if (r == NULL || r->type != REDIS_REPLY_ARRAY || i >= r->elements ||
+        r->element[i]->type != REDIS_REPLY_INTEGER)
+        return RDL_EPROTO;
+    *out = r->element[i]->integer;
+    return 0;
+}
+
+static int send_try(rdl__acquire *op, rdl__reply_fn fn)
+{
+    rdl_lock_t *lock = op->lock;
+    char lease[24], keep[24], qlease[24];
+    const char *keys[4] = {lock->key_hold, lock->key_fence, lock->key_aux[0],
+                           lock->key_aux[1]};
+    const char *args[8] = {op->owner_str, lease,
+                           op->reqid,     keep,
+                           qlease,        op->one_try ? "try" : "wait",
+                           "publish",     lock->channel};
+    snprintf(lease, sizeof(lease), "%lld", (long long)op->lease_ms);
+    snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
+    snprintf(qlease, sizeof(qlease), "%lld",
+             (long long)rdl__queue_lease_ms(lock->c));
+    return rdl__script_run(lock->c, RDL__SCRIPT_FAIR_ACQUIRE, 4, keys, 8, args,
+                           fn, op);
+}
+
+static int parse_try(const redisReply *r, rdl__try *out)
+{
+    long long flag, a, b;
+    if (int_at(r, 0, &flag) != 0 || int_at(r, 1, &a) != 0 ||
+        int_at(r, 2, &b) != 0)
+        return RDL_EPROTO;
+    if (flag == 1) {
+        if (a <= 0 || b <= 0)
+            return RDL_EPROTO;
+        out->acquired = 1;
+        out->token = (uint64_t)a;
+        out->count = (uint32_t)b;
+        return 0;
+    }
+    out->acquired = 0;
+    out->pttl_ms = a;
+    out->position = b > 0 ? (uint32_t)b : 0;
+    return 0;
+}
+
+static int send_release(rdl__release *op, rdl__reply_fn fn)
+{
+    rdl_lock_t *lock = op->lock;
+    char keep[24];
+    const char *keys[4] = {lock->key_hold, lock->key_fence, lock->key_aux[0],
+                           lock->key_aux[1]};
+    const char *args[6] = {op->owner_str, op->reqid, "publish",
+                           lock->channel, keep,      op->undo_of};
+    snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
+    return rdl__script_run(lock->c, RDL__SCRIPT_FAIR_RELEASE, 4, keys,
+                           op->undo_of[0] != '\0' ? 6 : 5, args, fn, op);
+}
+
+static int parse_release(const redisReply *r, uint32_t *remaining)
+{
+    long long flag, n;
+    if (int_at(r, 0, &flag) != 0)
+        return RDL_EPROTO;
+    if (flag == 0)
+        return RDL_ENOTHELD;
+    if (int_at(r, 1, &n) != 0 || n < 0)
+        return RDL_EPROTO;
+    *remaining = (uint32_t)n;
+    return 0;
+}
+
+static int send_force(rdl_lock_t *lock, rdl__reply_fn fn, void *data)
+{
+    const char *keys[3] = {lock->key_hold, lock->key_aux[0], lock->key_aux[1]};
+    const char *args[2] = {"publish", lock->channel};
+    return rdl__script_run(lock->c, RDL__SCRIPT_FAIR_FORCE_RELEASE, 3, keys, 2,
+                           args, fn, data);
+}
+
+static int parse_force(const redisReply *r)
+{
+    if (r == NULL || r->type != REDIS_REPLY_INTEGER)
+        return RDL_EPROTO;
+    return r->integer == 1 ? 0 : RDL_ENOTHELD;
+}
+
+static int send_info(rdl_lock_t *lock, const char *owner, rdl__reply_fn fn,
+                     void *data)
+{
+    const char *keys[4] = {lock->key_hold, lock->key_fence, lock->key_aux[0],
+                           lock->key_aux[1]};
+    const char *args[1] = {owner};
+    return rdl__script_run(lock->c, RDL__SCRIPT_FAIR_INFO, 4, keys, 1, args, fn,
+                           data);
+}
+
+static int parse_info(const redisReply *r, rdl_lock_info_t *out)
+{
+    long long locked, count, pttl, token, waiters, position;
+    if (int_at(r, 0, &locked) != 0 || int_at(r, 1, &count) != 0 ||
+        int_at(r, 2, &pttl) != 0 || int_at(r, 3, &token) != 0 ||
+        int_at(r, 4, &waiters) != 0 || int_at(r, 5, &position) != 0)
+        return RDL_EPROTO;
+    out->locked = locked != 0;
+    out->held_by_owner = count > 0;
+    out->hold_count = (uint32_t)count;
+    out->holders = locked != 0;
+    out->waiters = (uint32_t)waiters;
+    out->position = (uint32_t)position;
+    out->ttl_ms = pttl;
+    out->fencing_token = (uint64_t)token;
+    return 0;
+}
+
+static int send_leave(rdl__acquire *op, rdl__reply_fn fn, void *data)
+{
+    rdl_lock_t *lock = op->lock;
+    const char *keys[3] = {lock->key_hold, lock->key_aux[0], lock->key_aux[1]};
+    const char *args[3] = {op->owner_str, "publish", lock->channel};
+    return rdl__script_run(lock->c, RDL__SCRIPT_FAIR_LEAVE, 3, keys, 3, args,
+                           fn, data);
+}
+
+static const rdl__lock_kind fair_kind = {
+    .name = "fair",
+    .send_try = send_try,
+    .parse_try = parse_try,
+    .send_release = send_release,
+    .parse_release = parse_release,
+    .send_force = send_force,
+    .parse_force = parse_force,
+    .send_info = send_info,
+    .parse_info = parse_info,
+    .renew_script = RDL__SCRIPT_LOCK_RENEW,
+    .aux_suffix = {"queue", "exp"},
+    .queue_renew_script = RDL__SCRIPT_FAIR_TOUCH,
+    .send_leave = send_leave,
+    .targeted = 1,
+};
+
+int rdl_fairlock_new(rdl_client_t *c, const char *name, rdl_lock_t **out)
+{
+    return rdl__lock_create(c, name, &fair_kind, out);
+}

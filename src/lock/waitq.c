@@ -1,0 +1,86 @@
+/* Wait queues (the fair lock): while an acquisition waits in a lock's
+ * queue, its entry there expires unless renewed, so a waiter that dies
+ * drops out of the queue within one queue lease, wherever it stands. The
+ * watchdog renews the entries of every waiter of the client in batches,
+ * as it renews holds. A waiter that gives up takes its entry out at once. */
+#include <string.h>
+
+#include "lock_int.h"
+
+struct rdl__qentry {
+    rdl__wd_hold wd;
+    rdl_lock_t *lock;
+    rdl__acquire *op; /* NULL once the acquisition has ended */
+    char member[64];
+};
+
+static void on_entry_lost(rdl__wd_hold *wh, int reason)
+{
+    struct rdl__qentry *q = RDL_CONTAINER_OF(wh, struct rdl__qentry, wd);
+    (void)reason;
+    /* The entry is gone from the queue (purged after renewals failed for a
+     * whole queue lease): the next try queues the waiter again, at the
+     * back, and registers a new entry. */
+    if (q->op != NULL)
+        q->op->qentry = NULL;
+}
+
+static void on_entry_done(rdl__wd_hold *wh)
+{
+    struct rdl__qentry *q = RDL_CONTAINER_OF(wh, struct rdl__qentry, wd);
+    rdl_lock_t *lock = q->lock;
+    rdl__free(q);
+    rdl__lock_unref(lock);
+}
+
+void rdl__waitq_queued(rdl__acquire *op)
+{
+    rdl_lock_t *lock = op->lock;
+    struct rdl__qentry *q;
+
+    op->queued = 1;
+    if (op->qentry != NULL)
+        return;
+    q = rdl__calloc(1, sizeof(*q));
+    if (q == NULL)
+        return; /* unrenewed, the entry drops out; the next try re-queues */
+    q->lock = lock;
+    q->op = op;
+    memcpy(q->member, op->owner_str, sizeof(q->member));
+    q->wd.script = lock->kind->queue_renew_script;
+    q->wd.lease_ms = rdl__queue_lease_ms(op->c);
+    q->wd.key = lock->key_aux[1];
+    q->wd.member = q->member;
+    q->wd.lost = on_entry_lost;
+    q->wd.done = on_entry_done;
+    rdl__lock_ref(lock);
+    if (rdl__wd_add(op->c, &q->wd, op->sent_at) != 0) {
+        on_entry_done(&q->wd);
+        return;
+    }
+    op->qentry = q;
+}
+
+static void on_left(void *data, int status, const redisReply *r)
+{
+    (void)status; /* if it failed, the entry expires by its queue lease */
+    (void)r;
+    rdl__lock_unref(data);
+}
+
+void rdl__waitq_end(rdl__acquire *op, int status)
+{
+    rdl_lock_t *lock = op->lock;
+    if (op->qentry != NULL) {
+        op->qentry->op = NULL;
+        rdl__wd_remove(&op->qentry->wd);
+        op->qentry = NULL;
+    }
+    /* Acquired: the acquire script took the owner out of the queue. */
+    if (status == 0 || !op->queued || lock->kind->send_leave == NULL)
+        return;
+    op->queued = 0;
+    rdl__lock_ref(lock);
+    if (lock->kind->send_leave(op, on_left, lock) != 0)
+        rdl__lock_unref(lock);
+}

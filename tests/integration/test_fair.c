@@ -1,0 +1,534 @@
+/* The fair lock (src/fair, scripts/fair_*.lua): FIFO across clients and
+ * processes, crash-safe queue entries, targeted hand-offs, no entry left
+ * behind by a waiter that gives up. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rdlt.h"
+
+#define A ((rdl_owner_t)1)
+#define B ((rdl_owner_t)2)
+
+static void free_lock(void *l)
+{
+    rdl_lock_free(l);
+}
+
+static rdl_lock_t *fair(rdl_client_t *c, const char *name)
+{
+    rdl_lock_t *l = NULL;
+    rdlt_assert_ok(rdl_fairlock_new(c, name, &l));
+    rdlt_defer(free_lock, l);
+    return l;
+}
+
+static rdl_client_t *client_wd(rdlt_server *s, int64_t watchdog_ms)
+{
+    rdl_client_t *c = rdlt_client_new(rdlt_server_url(s));
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 2000, 1000));
+    rdlt_assert_ok(rdl_client_set_watchdog_ms(c, watchdog_ms));
+    rdlt_assert_ok(rdl_client_connect(c));
+    return c;
+}
+
+static uint32_t waiters(rdl_lock_t *l)
+{
+    return rdlt_info(l, A).waiters;
+}
+
+/* Waits until the lock's queue holds n live entries. */
+static void await_waiters(rdl_lock_t *l, uint32_t n)
+{
+    int64_t deadline = rdlt_now_ms() + 10000;
+    uint32_t w;
+    while ((w = waiters(l)) != n && rdlt_now_ms() < deadline)
+        rdlt_sleep_ms(2);
+    if (w != n)
+        fail_msg("queue holds %u waiters, expected %u", w, n);
+}
+
+/* ---- basics ------------------------------------------------------------------ */
+
+static void test_fair_reentrant_tokens_info(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s);
+    rdl_lock_t *l = fair(c, "basic");
+    rdl_lock_info_t info;
+    uint64_t t1;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 5000));
+    t1 = rdl_lock_fencing_token(l, A);
+    assert_true(t1 > 0);
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 5000));
+    info = rdlt_info(l, A);
+    assert_int_equal(info.hold_count, 2);
+    assert_int_equal(info.waiters, 0);
+    assert_int_equal(info.position, 0);
+    assert_int_equal(info.fencing_token, t1);
+    rdlt_assert_rc(rdl_lock_acquire_as(l, B, 0, 5000), RDL_EBUSY);
+    rdlt_assert_rc(rdl_lock_release_as(l, B), RDL_ENOTHELD);
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+    rdlt_assert_ok(rdl_lock_acquire_as(l, B, 0, 5000));
+    assert_true(rdl_lock_fencing_token(l, B) > t1);
+    rdlt_assert_ok(rdl_lock_release_as(l, B));
+    /* Nothing is left but the fence. */
+    assert_int_equal(rdlt_count_keys(s, "rdl:fair:*"), 0);
+    assert_int_equal(rdlt_count_keys(s, "rdl:fair.queue:*"), 0);
+    assert_int_equal(rdlt_count_keys(s, "rdl:fair.exp:*"), 0);
+}
+
+/* A one-shot try never jumps a live queue; a dead entry is purged. */
+static void test_fair_no_barging_and_purge(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s);
+    rdl_lock_t *l = fair(c, "barge");
+    (void)state;
+
+    freeReplyObject(rdlt_cmd(s, "ZADD rdl:fair.queue:{barge} 1 someone"));
+    freeReplyObject(
+        rdlt_cmd(s, "ZADD rdl:fair.exp:{barge} 99999999999999 someone"));
+    rdlt_assert_rc(rdl_lock_acquire_as(l, A, 0, 5000), RDL_EBUSY);
+    assert_int_equal(rdlt_info(l, A).waiters, 1);
+    /* The entry's time is up: the next try purges it and takes the lock. */
+    freeReplyObject(rdlt_cmd(s, "ZADD rdl:fair.exp:{barge} 1 someone"));
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 5000));
+    assert_int_equal(rdlt_count_keys(s, "rdl:fair.queue:*"), 0);
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+}
+
+/* ---- order ------------------------------------------------------------------- */
+
+typedef struct queued {
+    rdl_lock_t *lock;
+    int id;
+    int rc;
+    uint64_t token;
+} queued;
+
+static void *acquire_release(void *arg)
+{
+    queued *q = arg;
+    rdl_owner_t me = rdl_owner_self();
+    q->rc = rdl_lock_acquire(q->lock, 30000, 5000);
+    if (q->rc == 0) {
+        q->token = rdl_lock_fencing_token(q->lock, me);
+        rdlt_sleep_ms(1);
+        q->rc = rdl_lock_release(q->lock);
+    }
+    return NULL;
+}
+
+/* Threads of one client queue one after another and acquire in exactly
+ * that order (their tokens increase with their place). */
+static void test_fair_fifo_threads(void **state)
+{
+    enum { N = 20 };
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s);
+    rdl_lock_t *l = fair(c, "fifo");
+    queued q[N];
+    rdlt_thread *t[N];
+    int i;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 10000));
+    for (i = 0; i < N; i++) {
+        q[i] = (queued){l, i, -999, 0};
+        t[i] = rdlt_thread_start(acquire_release, &q[i]);
+        await_waiters(l, (uint32_t)i + 1);
+    }
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+    for (i = 0; i < N; i++)
+        rdlt_thread_join(t[i]);
+    for (i = 0; i < N; i++) {
+        rdlt_assert_ok(q[i].rc);
+        if (i > 0 && q[i].token <= q[i - 1].token)
+            fail_msg("waiter %d acquired before waiter %d", i, i - 1);
+    }
+    assert_int_equal(rdlt_count_keys(s, "rdl:fair.*:*") -
+                         rdlt_count_keys(s, "rdl:fair.fence:*"),
+                     0);
+}
+
+/* Processes: waiter i of child k (i = 4 j + k) queues when the queue holds
+ * i live entries, so the queue order is 0..99 across four clients. */
+enum { PROCS = 4, PER_PROC = 25 };
+
+typedef struct fifo_child {
+    char url[64];
+    int k;
+} fifo_child;
+
+typedef struct child_waiter {
+    rdl_lock_t *lock;
+    int fd, id;
+} child_waiter;
+
+static void *child_waiter_main(void *arg)
+{
+    child_waiter *w = arg;
+    rdl_owner_t me = rdl_owner_self();
+    int rc = rdl_lock_acquire(w->lock, 60000, 10000);
+    uint64_t token = rdl_lock_fencing_token(w->lock, me);
+    if (rc == 0)
+        rc = rdl_lock_release(w->lock);
+    rdlt_child_say(w->fd, "%d %d %llu", w->id, rc, (unsigned long long)token);
+    return NULL;
+}
+
+static int fifo_child_main(void *arg, int fd)
+{
+    fifo_child *fc = arg;
+    rdl_client_t *c = NULL;
+    rdl_lock_t *l = NULL;
+    child_waiter w[PER_PROC];
+    pthread_t t[PER_PROC];
+    int j;
+
+    if (rdl_client_new(&c) != 0 || rdl_client_set_url(c, fc->url) != 0 ||
+        rdl_client_connect(c) != 0 || rdl_fairlock_new(c, "fifo100", &l) != 0)
+        return 1;
+    for (;;) { /* the parent holds the lock while the queue forms */
+        rdl_lock_info_t info;
+        if (rdl_lock_info(l, 0, &info) != 0)
+            return 2;
+        if (info.locked)
+            break;
+        rdlt_sleep_ms(2);
+    }
+    for (j = 0; j < PER_PROC; j++) {
+        rdl_lock_info_t info;
+        w[j] = (child_waiter){l, fd, j * PROCS + fc->k};
+        do {
+            if (rdl_lock_info(l, 0, &info) != 0)
+                return 2;
+            if (info.waiters != (uint32_t)w[j].id)
+                rdlt_sleep_ms(1);
+        } while (info.waiters != (uint32_t)w[j].id);
+        pthread_create(&t[j], NULL, child_waiter_main, &w[j]);
+        /* The thread's first try queues it: wait for that before the
+         * next local waiter may go. */
+        do {
+            if (rdl_lock_info(l, 0, &info) != 0)
+                return 2;
+            if (info.waiters <= (uint32_t)w[j].id)
+                rdlt_sleep_ms(1);
+        } while (info.waiters <= (uint32_t)w[j].id);
+    }
+    for (j = 0; j < PER_PROC; j++)
+        pthread_join(t[j], NULL);
+    rdl_lock_free(l);
+    rdl_client_free(c);
+    return 0;
+}
+
+static void test_fair_fifo_100_waiters_4_processes(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    fifo_child fc[PROCS];
+    rdlt_child *ch[PROCS];
+    uint64_t token_of[PROCS * PER_PROC];
+    rdl_client_t *c;
+    rdl_lock_t *l;
+    int k, j, i;
+    (void)state;
+
+    for (k = 0; k < PROCS; k++) {
+        snprintf(fc[k].url, sizeof(fc[k].url), "%s", rdlt_server_url(s));
+        fc[k].k = k;
+    }
+    /* Fork before this process has threads; the children start queueing
+     * once the parent holds the lock, and it lets go when all 100 wait. */
+    for (k = 0; k < PROCS; k++)
+        ch[k] = rdlt_child_start(fifo_child_main, &fc[k]);
+    c = rdlt_client(s);
+    l = fair(c, "fifo100");
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 60000));
+    {
+        int64_t deadline = rdlt_now_ms() + 30000;
+        while (waiters(l) != PROCS * PER_PROC && rdlt_now_ms() < deadline)
+            rdlt_sleep_ms(10);
+    }
+    assert_int_equal(waiters(l), PROCS * PER_PROC);
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+    for (k = 0; k < PROCS; k++) {
+        for (j = 0; j < PER_PROC; j++) {
+            char line[128];
+            int id, rc;
+            unsigned long long token;
+            if (rdlt_child_hear(ch[k], line, sizeof(line), 60000) != 0)
+                fail_msg("child %d said nothing after %d waiters", k, j);
+            if (sscanf(line, "%d %d %llu", &id, &rc, &token) != 3 || rc != 0 ||
+                id < 0 || id >= PROCS * PER_PROC)
+                fail_msg("child %d: %s", k, line);
+            token_of[id] = token;
+        }
+        assert_int_equal(rdlt_child_wait(ch[k], 10000), 0);
+    }
+    for (i = 1; i < PROCS * PER_PROC; i++)
+        if (token_of[i] <= token_of[i - 1])
+            fail_msg("waiter %d acquired before waiter %d", i, i - 1);
+    assert_int_equal(waiters(l), 0);
+}
+
+/* ---- crashed waiters --------------------------------------------------------- */
+
+typedef struct dead_waiter {
+    char url[64];
+    const char *name;
+    uint32_t place; /* queues once the lock is held and this many wait */
+} dead_waiter;
+
+/* Child: queues for the lock and waits; killed by the test. */
+static int queue_and_wait(void *arg, int fd)
+{
+    dead_waiter *d = arg;
+    rdl_client_t *c = NULL;
+    rdl_lock_t *l = NULL;
+    int rc;
+    if (rdl_client_new(&c) != 0 || rdl_client_set_url(c, d->url) != 0 ||
+        rdl_client_set_watchdog_ms(c, 600) != 0 || rdl_client_connect(c) != 0 ||
+        rdl_fairlock_new(c, d->name, &l) != 0)
+        return 1;
+    for (;;) {
+        rdl_lock_info_t info;
+        if (rdl_lock_info(l, 0, &info) != 0)
+            return 2;
+        if (info.locked && info.waiters == d->place)
+            break;
+        rdlt_sleep_ms(2);
+    }
+    rdlt_child_say(fd, "ready");
+    rc = rdl_lock_acquire(l, 60000, 10000);
+    rdlt_child_say(fd, "acquired %d", rc); /* must not happen */
+    for (;;)
+        rdlt_sleep_ms(1000);
+    return 0;
+}
+
+typedef struct timed {
+    queued q;
+    int64_t done_at;
+} timed;
+
+static void *acquire_timed(void *arg)
+{
+    timed *t = arg;
+    acquire_release(&t->q);
+    t->done_at = rdlt_now_ms();
+    return NULL;
+}
+
+/* A waiter killed at `dead_place` (1: head, 2: in the middle) of a queue
+ * of three stops blocking the others within the queue lease (600 ms). */
+static void killed_waiter(int dead_place)
+{
+    rdlt_server *s = rdlt_server_start();
+    dead_waiter d = {"", dead_place == 1 ? "dead-head" : "dead-middle",
+                     (uint32_t)dead_place - 1};
+    rdlt_child *ch;
+    rdl_client_t *c;
+    rdl_lock_t *l;
+    timed t1 = {{NULL, 1, -999, 0}, 0}, t3 = {{NULL, 3, -999, 0}, 0};
+    rdlt_thread *th1 = NULL, *th3;
+    char line[64];
+    int64_t killed_at;
+
+    snprintf(d.url, sizeof(d.url), "%s", rdlt_server_url(s));
+    ch = rdlt_child_start(queue_and_wait, &d);
+    c = client_wd(s, 600);
+    l = fair(c, d.name);
+    t1.q.lock = t3.q.lock = l;
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 10000));
+    if (dead_place == 2) {
+        th1 = rdlt_thread_start(acquire_timed, &t1);
+        await_waiters(l, 1);
+    }
+    if (rdlt_child_hear(ch, line, sizeof(line), 10000) != 0)
+        fail_msg("the child did not start");
+    await_waiters(l, dead_place == 2 ? 2 : 1);
+    th3 = rdlt_thread_start(acquire_timed, &t3);
+    await_waiters(l, dead_place == 2 ? 3 : 2);
+
+    rdlt_child_signal(ch, SIGKILL);
+    killed_at = rdlt_now_ms();
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+    rdlt_thread_join(th3);
+    if (th1 != NULL) {
+        rdlt_thread_join(th1);
+        rdlt_assert_ok(t1.q.rc);
+        assert_true(t1.q.token < t3.q.token);
+    }
+    rdlt_assert_ok(t3.q.rc);
+    print_message("the waiter behind the dead one went after %lld ms\n",
+                  (long long)(t3.done_at - killed_at));
+    rdlt_assert_between(t3.done_at - killed_at, 0, 600 + 600);
+    assert_int_equal(waiters(l), 0);
+}
+
+static void test_fair_killed_waiter_in_middle(void **state)
+{
+    (void)state;
+    killed_waiter(2);
+}
+
+static void test_fair_killed_head(void **state)
+{
+    (void)state;
+    killed_waiter(1);
+}
+
+/* A holder killed: the head acquires within one lease. */
+static int hold_forever(void *arg, int fd)
+{
+    dead_waiter *d = arg;
+    rdl_client_t *c = NULL;
+    rdl_lock_t *l = NULL;
+    if (rdl_client_new(&c) != 0 || rdl_client_set_url(c, d->url) != 0 ||
+        rdl_client_connect(c) != 0 || rdl_fairlock_new(c, d->name, &l) != 0 ||
+        rdl_lock_acquire(l, 0, 800) != 0)
+        return 1;
+    rdlt_child_say(fd, "acquired");
+    for (;;)
+        rdlt_sleep_ms(1000);
+    return 0;
+}
+
+static void test_fair_holder_killed(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    dead_waiter d = {"", "dead-holder", 0};
+    rdlt_child *ch;
+    rdl_client_t *c;
+    rdl_lock_t *l;
+    char line[64];
+    int64_t t0;
+    (void)state;
+
+    snprintf(d.url, sizeof(d.url), "%s", rdlt_server_url(s));
+    ch = rdlt_child_start(hold_forever, &d);
+    if (rdlt_child_hear(ch, line, sizeof(line), 10000) != 0)
+        fail_msg("the holder did not start");
+    c = rdlt_client(s);
+    l = fair(c, "dead-holder");
+    rdlt_child_signal(ch, SIGKILL);
+    t0 = rdlt_now_ms();
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 5000, 5000));
+    rdlt_assert_between(rdlt_now_ms() - t0, 0, 800 + 300);
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+}
+
+/* ---- giving up --------------------------------------------------------------- */
+
+static void connect_on_loop(void *c)
+{
+    rdlt_assert_ok(rdl_client_connect(c));
+}
+
+static void on_done(rdl_req_t *req, int status)
+{
+    int *out = req->data;
+    __atomic_store_n(out, status == 0 ? 1 : status, __ATOMIC_RELEASE);
+}
+
+typedef struct async_wait {
+    rdl_req_t req;
+    rdl_lock_t *lock;
+    int status;
+} async_wait;
+
+static void start_wait(void *arg)
+{
+    async_wait *a = arg;
+    a->req.data = &a->status;
+    rdlt_assert_ok(
+        rdl_lock_acquire_async(&a->req, a->lock, B, 30000, 5000, on_done));
+}
+
+static void cancel_wait(void *arg)
+{
+    async_wait *a = arg;
+    rdlt_assert_ok(rdl_req_cancel(&a->req));
+}
+
+/* A cancelled waiter and one whose budget ran out leave no queue entry. */
+static void test_fair_giving_up_leaves_no_entry(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdlt_loop *lp = rdlt_loop_start();
+    rdl_client_t *c = rdlt_client_new(rdlt_server_url(s));
+    rdl_client_t *holder = rdlt_client(s);
+    rdl_lock_t *lh = fair(holder, "give-up"), *l;
+    async_wait a;
+    (void)state;
+
+    rdlt_assert_ok(rdl_client_set_loop(c, rdlt_loop_uv(lp)));
+    rdlt_loop_call(lp, connect_on_loop, c);
+    l = fair(c, "give-up");
+    rdlt_assert_ok(rdl_lock_acquire_as(lh, A, 0, 10000));
+
+    memset(&a, 0, sizeof(a));
+    a.lock = l;
+    rdlt_loop_call(lp, start_wait, &a);
+    await_waiters(lh, 1);
+    rdlt_loop_call(lp, cancel_wait, &a);
+    if (!rdlt_wait_flag(&a.status, 5000))
+        fail_msg("the cancelled wait did not complete");
+    rdlt_assert_rc(a.status, RDL_ECANCELED);
+    await_waiters(lh, 0);
+    assert_int_equal(rdlt_count_keys(s, "rdl:fair.queue:*"), 0);
+    assert_int_equal(rdlt_count_keys(s, "rdl:fair.exp:*"), 0);
+
+    rdlt_assert_rc(rdl_lock_acquire_as(lh, B, 300, 5000), RDL_ETIMEDOUT);
+    assert_int_equal(rdlt_count_keys(s, "rdl:fair.queue:*"), 0);
+    assert_int_equal(rdlt_count_keys(s, "rdl:fair.exp:*"), 0);
+    rdlt_assert_ok(rdl_lock_release_as(lh, A));
+    rdlt_client_free(c);
+    assert_int_equal(rdlt_loop_stop(lp), 0);
+}
+
+/* The position of a queued owner, and the count of waiters. */
+static void test_fair_info_position(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s);
+    rdl_lock_t *l = fair(c, "pos");
+    queued q1 = {l, 1, -999, 0}, q2 = {l, 2, -999, 0};
+    rdlt_thread *t1, *t2;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 10000));
+    t1 = rdlt_thread_start(acquire_release, &q1);
+    await_waiters(l, 1);
+    t2 = rdlt_thread_start(acquire_release, &q2);
+    await_waiters(l, 2);
+    assert_int_equal(rdlt_info(l, A).position, 0);
+    assert_int_equal(rdlt_info(l, A).waiters, 2);
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+    rdlt_thread_join(t1);
+    rdlt_thread_join(t2);
+    rdlt_assert_ok(q1.rc);
+    rdlt_assert_ok(q2.rc);
+    assert_true(q1.token < q2.token);
+}
+
+static const struct CMUnitTest tests[] = {
+    RDLT_TEST(test_fair_reentrant_tokens_info),
+    RDLT_TEST(test_fair_no_barging_and_purge),
+    RDLT_TEST(test_fair_fifo_threads),
+    RDLT_TEST(test_fair_fifo_100_waiters_4_processes),
+    RDLT_TEST(test_fair_killed_waiter_in_middle),
+    RDLT_TEST(test_fair_killed_head),
+    RDLT_TEST(test_fair_holder_killed),
+    RDLT_TEST(test_fair_giving_up_leaves_no_entry),
+    RDLT_TEST(test_fair_info_position),
+};
+
+RDLT_MAIN(tests)
