@@ -59,6 +59,11 @@ int bench_fig_cluster(bench_ctx *ctx);
  * could not be measured. */
 const bench_floor_t *bench_floor(bench_ctx *ctx);
 
+/* The server's limit measured now: raw pipelined cycles/s for
+ * duration_ns; 0 on failure (printed). Figures measure it next to each of
+ * their cases, so a busy neighbour weighs on both sides of the ratio. */
+double bench_raw_limit(bench_ctx *ctx, int64_t duration_ns);
+
 /* quick ? q : full. */
 #define BENCH_SIZE(ctx, q, full) ((ctx)->quick ? (q) : (full))
 

@@ -11,7 +11,7 @@
 
 #include "bench.h"
 
-#define BATCH 128
+#define BATCH 1024
 
 static int serial(bench_raw *r, int cycles, bench_samples *rtt,
                   double *cycles_per_s)
@@ -87,6 +87,18 @@ static int measure(bench_ctx *ctx, bench_samples *rtt)
     ctx->floor.rtt_p99_us = bench_samples_pct_us(rtt, 99);
     ctx->floor_ok = 1;
     return 0;
+}
+
+double bench_raw_limit(bench_ctx *ctx, int64_t duration_ns)
+{
+    bench_raw r;
+    double per_s = 0;
+    if (bench_raw_open(&r, ctx) != 0)
+        return 0;
+    if (pipelined(&r, duration_ns, &per_s) != 0)
+        per_s = 0;
+    bench_raw_close(&r);
+    return per_s;
 }
 
 const bench_floor_t *bench_floor(bench_ctx *ctx)
