@@ -64,6 +64,10 @@ const bench_floor_t *bench_floor(bench_ctx *ctx);
  * their cases, so a busy neighbour weighs on both sides of the ratio. */
 double bench_raw_limit(bench_ctx *ctx, int64_t duration_ns);
 
+/* The p50 of a raw EVALSHA round trip measured now over `cycles`
+ * acquire+release cycles; 0 on failure (printed). */
+double bench_raw_rtt_us(bench_ctx *ctx, int cycles);
+
 /* quick ? q : full. */
 #define BENCH_SIZE(ctx, q, full) ((ctx)->quick ? (q) : (full))
 

@@ -101,6 +101,20 @@ double bench_raw_limit(bench_ctx *ctx, int64_t duration_ns)
     return per_s;
 }
 
+double bench_raw_rtt_us(bench_ctx *ctx, int cycles)
+{
+    bench_samples rtt = {0};
+    bench_raw r;
+    double cps, p50 = 0;
+    if (bench_raw_open(&r, ctx) != 0)
+        return 0;
+    if (serial(&r, cycles, &rtt, &cps) == 0)
+        p50 = bench_samples_pct_us(&rtt, 50);
+    bench_raw_close(&r);
+    bench_samples_free(&rtt);
+    return p50;
+}
+
 const bench_floor_t *bench_floor(bench_ctx *ctx)
 {
     bench_samples rtt = {0};

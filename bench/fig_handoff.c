@@ -159,7 +159,8 @@ static int report(bench_ctx *ctx, board *b, int k, const char *how,
     bench_row_begin(ctx, "handoff", "lock, %d %s", k, how);
     bench_row_num("gap_p50", p50, "us", 1);
     bench_row_num("gap_p99", bench_samples_pct_us(&gaps, 99), "us", 1);
-    bench_row_target("gap_p50_in_rtt", p50 / rtt_us, "rtt", 2, "<= 2");
+    bench_row_num("raw_rtt_p50", rtt_us, "us", 1);
+    bench_row_target("gap_p50", p50 / rtt_us, "rtt", 2, "<= 2");
     bench_row_num("acquisitions", (double)total / secs, "per_s", 0);
     bench_row_target("requests_per_acquire",
                      b->acquires ? (double)b->commands / (double)b->acquires
@@ -253,18 +254,22 @@ static int processes(bench_ctx *ctx, int k, int64_t duration_ns, double rtt)
     return rc;
 }
 
+/* The raw round trip is measured again before each case, so the gap is
+ * judged against the network of the moment. */
 int bench_fig_handoff(bench_ctx *ctx)
 {
-    const bench_floor_t *fl = bench_floor(ctx);
+    static const int quick_k[] = {4}, full_k[] = {4, 8};
     int64_t d = BENCH_SIZE(ctx, 1000, 5000) * 1000000LL;
-    int rc = 0;
-    if (fl == NULL)
-        return -1;
-    rc |= threads(ctx, 4, d, fl->rtt_p50_us);
-    rc |= processes(ctx, 4, d, fl->rtt_p50_us);
-    if (!ctx->quick) {
-        rc |= threads(ctx, 8, d, fl->rtt_p50_us);
-        rc |= processes(ctx, 8, d, fl->rtt_p50_us);
+    int n = BENCH_SIZE(ctx, 1, 2), i, rc = 0;
+    double rtt;
+    for (i = 0; i < n; i++) {
+        int k = ctx->quick ? quick_k[i] : full_k[i];
+        if ((rtt = bench_raw_rtt_us(ctx, 500)) <= 0)
+            return -1;
+        rc |= threads(ctx, k, d, rtt);
+        if ((rtt = bench_raw_rtt_us(ctx, 500)) <= 0)
+            return -1;
+        rc |= processes(ctx, k, d, rtt);
     }
     return rc ? -1 : 0;
 }
