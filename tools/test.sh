@@ -105,6 +105,13 @@ stage_consumers() {
     bash tests/consumers/run.sh "$root" "$root/build-consumers"
 }
 
+# Smoke test of the benchmark: it must run; no threshold is asserted
+# (timings belong to bench/, never to CI: DESIGN §13).
+stage_bench() {
+    begin bench "rdl-bench --quick (smoke test, no thresholds)"
+    (cd build && ./bench/rdl-bench --quick)
+}
+
 # Every C file we wrote: the build trees and generated files are skipped.
 c_sources() {
     local dirs=() d
@@ -148,6 +155,7 @@ else
     echo "=== [asan] skipped (--quick)"
 fi
 stage_consumers
+stage_bench
 stage_format
 
 stage=""

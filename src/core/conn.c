@@ -211,9 +211,20 @@ static void on_written(uv_write_t *req, int status)
     (void)status; /* a failed write shows up as a read error too */
 }
 
+/* Buffers above this size are freed after a flush instead of kept. */
+#define WBUF_KEEP (64 * 1024)
+
+/* Most flushes fit in the socket's send buffer, so they are written with
+ * uv_try_write(): no write request, no completion callback in the next
+ * iteration, no epoll_ctl() to stop watching for POLLOUT again (libuv's
+ * uv_write() pays both even when the write completes at once). The buffer
+ * is kept for the next flush. Only what the kernel did not take goes
+ * through uv_write(), which then owns the buffer; uv_try_write() refuses
+ * while such a write is queued, so the order of bytes is kept. */
 static void on_flush(uv_prepare_t *p)
 {
     rdl__conn *cn = p->data;
+    uv_stream_t *stream;
     wreq *w;
     uv_buf_t b;
     int rc;
@@ -221,16 +232,33 @@ static void on_flush(uv_prepare_t *p)
     uv_prepare_stop(p);
     if (cn->wlen == 0 || cn->sk == NULL)
         return;
+    stream = (uv_stream_t *)&cn->sk->tcp;
+    b = uv_buf_init(cn->wbuf, (unsigned)cn->wlen);
+    rc = uv_try_write(stream, &b, 1);
+    if (rc < 0 && rc != UV_EAGAIN) {
+        drop(cn, RDL_ECONNLOST, uv_strerror(rc));
+        return;
+    }
+    if (rc == (int)cn->wlen) {
+        cn->wlen = 0;
+        if (cn->wcap > WBUF_KEEP) {
+            rdl__free(cn->wbuf);
+            cn->wbuf = NULL;
+            cn->wcap = 0;
+        }
+        return;
+    }
     w = rdl__malloc(sizeof(*w));
     if (w == NULL) {
         drop(cn, RDL_ECONNLOST, "out of memory while writing");
         return;
     }
     w->buf = cn->wbuf;
-    b = uv_buf_init(cn->wbuf, (unsigned)cn->wlen);
+    b = uv_buf_init(cn->wbuf + (rc > 0 ? rc : 0),
+                    (unsigned)(cn->wlen - (size_t)(rc > 0 ? rc : 0)));
     cn->wbuf = NULL;
     cn->wlen = cn->wcap = 0;
-    rc = uv_write(&w->req, (uv_stream_t *)&cn->sk->tcp, &b, 1, on_written);
+    rc = uv_write(&w->req, stream, &b, 1, on_written);
     if (rc != 0) {
         rdl__free(w->buf);
         rdl__free(w);

@@ -293,6 +293,7 @@ void rdl__hub_busy(rdl__waiter *w);
 typedef struct rdl__sync {
     rdl__task task;
     uv_sem_t sem;
+    int state; /* sync.c: waiting, sleeping or done (atomic) */
     int status;
     char msg[256];
     rdl_client_t *client;

@@ -1,0 +1,153 @@
+/* rdl-bench: the benchmark of DESIGN §13. One program runs rdl and a raw
+ * hiredis blocking client side by side against the same server in the same
+ * run, and reports every figure as a ratio against that raw floor, so the
+ * ratios hold on a noisy machine.
+ *
+ * A figure is one function in the table of main.c. It measures, then reports
+ * rows through report.c (a row: figure, case, metrics), and returns 0, or -1
+ * after printing why it could not measure. Figures that need the floor call
+ * bench_floor(), which measures it once per run. */
+#ifndef RDL_BENCH_H
+#define RDL_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <hiredis/hiredis.h>
+
+#include "rdl.h"
+
+/* ---- the run ---------------------------------------------------------- */
+
+typedef struct bench_floor_t {
+    double rtt_p50_us; /* one raw EVALSHA round trip */
+    double rtt_p99_us;
+    double cycles_per_s;    /* raw acquire+release, one client, serial */
+    double pipelined_per_s; /* raw acquire+release pipelined: server limit */
+} bench_floor_t;
+
+typedef struct bench_ctx {
+    char url[512];  /* for rdl_client_set_url */
+    char host[256]; /* for the raw client */
+    int port;
+    char password[128]; /* "" if none */
+    int db;
+    int quick;
+    int json;     /* JSON lines on stdout, the table on stderr */
+    FILE *table;  /* where the table goes */
+    int floor_ok; /* floor measured */
+    bench_floor_t floor;
+} bench_ctx;
+
+typedef struct bench_figure {
+    const char *name;
+    const char *what;
+    int (*run)(bench_ctx *ctx);
+} bench_figure;
+
+/* The figures (fig_*.c). */
+int bench_fig_floor(bench_ctx *ctx);
+int bench_fig_uncontended(bench_ctx *ctx);
+int bench_fig_throughput(bench_ctx *ctx);
+int bench_fig_handoff(bench_ctx *ctx);
+int bench_fig_watchdog(bench_ctx *ctx);
+int bench_fig_memory(bench_ctx *ctx);
+int bench_fig_cluster(bench_ctx *ctx);
+
+/* The floor of this run, measured on first use (fig_floor.c). NULL if it
+ * could not be measured. */
+const bench_floor_t *bench_floor(bench_ctx *ctx);
+
+/* The server's limit measured now: raw pipelined cycles/s for
+ * duration_ns; 0 on failure (printed). Figures measure it next to each of
+ * their cases, so a busy neighbour weighs on both sides of the ratio. */
+double bench_raw_limit(bench_ctx *ctx, int64_t duration_ns);
+
+/* The p50 of a raw EVALSHA round trip measured now over `cycles`
+ * acquire+release cycles; 0 on failure (printed). */
+double bench_raw_rtt_us(bench_ctx *ctx, int cycles);
+
+/* quick ? q : full. */
+#define BENCH_SIZE(ctx, q, full) ((ctx)->quick ? (q) : (full))
+
+/* ---- time and samples (sample.c) ----------------------------------------- */
+
+/* Monotonic nanoseconds, comparable between processes (CLOCK_MONOTONIC). */
+int64_t bench_now_ns(void);
+void bench_sleep_ns(int64_t ns);
+
+/* Latencies in nanoseconds. */
+typedef struct bench_samples {
+    int64_t *v;
+    size_t n, cap;
+    int sorted;
+} bench_samples;
+
+int bench_samples_add(bench_samples *s, int64_t ns); /* 0 or -1 (ENOMEM) */
+/* The p-th percentile (0..100) in microseconds; 0 if empty. Sorts. */
+double bench_samples_pct_us(bench_samples *s, double p);
+void bench_samples_free(bench_samples *s);
+
+/* ---- report (report.c) ----------------------------------------------------- */
+
+/* Rows are written one at a time: bench_row_begin, metrics, bench_row_end.
+ * The table shows one metric a line; JSON gives one object a row with keys
+ * "<key>_<unit>" ("<key>" without a unit), and "<key>_target" for a
+ * metric with a target. */
+void bench_row_begin(bench_ctx *ctx, const char *figure, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void bench_row_num(const char *key, double v, const char *unit, int decimals);
+/* A ratio or figure judged against a DESIGN §13 target, e.g. "<= 1.3". */
+void bench_row_target(const char *key, double v, const char *unit, int decimals,
+                      const char *target);
+void bench_row_text(const char *key, const char *text);
+void bench_row_end(void);
+/* The table's header line. */
+void bench_table_header(bench_ctx *ctx);
+
+/* ---- the throwaway server (server.c) ---------------------------------------- */
+
+/* Starts redis-server ($RDL_BENCH_REDIS_SERVER, else on PATH) on a free
+ * loopback port in a temporary directory and fills ctx's address. It is
+ * stopped by bench_server_stop(), at exit, and on SIGINT/SIGTERM/SIGHUP.
+ * Returns 0 or -1 (said why on stderr). */
+int bench_server_start(bench_ctx *ctx);
+void bench_server_stop(void);
+/* The server's pid (0 with --url), for its CPU time. */
+int bench_server_pid(void);
+
+/* ---- the raw client (raw.c) -------------------------------------------------- */
+
+/* A hiredis blocking client that runs rdl's own lock scripts (the bytes
+ * and SHA1 that rdl embeds) with the same keys and arguments as rdl. */
+typedef struct bench_raw {
+    redisContext *rc;
+    char owner[64];
+    char id[33];
+    uint64_t seq;
+} bench_raw;
+
+int bench_raw_open(bench_raw *r, const bench_ctx *ctx); /* 0 or -1 */
+void bench_raw_close(bench_raw *r);
+/* One blocking EVALSHA: 1 acquired / released, 0 busy / not held, -1 on
+ * an error (printed). */
+int bench_raw_acquire(bench_raw *r, const char *name);
+int bench_raw_release(bench_raw *r, const char *name);
+/* Pipelining: queue, then read one reply per queued call. */
+int bench_raw_append_acquire(bench_raw *r, const char *name);
+int bench_raw_append_release(bench_raw *r, const char *name);
+int bench_raw_read(bench_raw *r); /* as bench_raw_acquire */
+
+/* ---- rdl helpers (rdl_util.c) ------------------------------------------------- */
+
+/* A client connected to ctx's server on its own loop thread, or NULL
+ * (printed why). */
+rdl_client_t *bench_client(const bench_ctx *ctx);
+/* Requests per acquisition between two stats snapshots. */
+double bench_requests_per_acquire(const rdl_client_stats_t *a,
+                                  const rdl_client_stats_t *b);
+/* Prints "rdl-bench: <what>: <rdl error>" and returns -1. */
+int bench_fail(const rdl_client_t *c, const char *what, int rc);
+
+#endif

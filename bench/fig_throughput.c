@@ -1,0 +1,244 @@
+/* Figure "throughput": many acquirers on distinct names (no contention)
+ * over one client, acquire+release cycles per second, as a share of the
+ * server's limit (raw pipelined cycles, measured again just before each
+ * case). Target (DESIGN §13): >= 70%.
+ *
+ * - blocking: N threads, each cycling its own lock with the blocking calls;
+ *   the client's loop pipelines what the threads post in one iteration.
+ * - async: M chains on the caller's loop (rdl_client_set_loop), each
+ *   starting its next acquire from the callback of its release. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <uv.h>
+
+#include "bench.h"
+
+#define LIMIT_NS (BENCH_SIZE(ctx, 200, 1000) * 1000000LL)
+
+typedef struct worker {
+    pthread_t tid;
+    rdl_client_t *c;
+    int index;
+    int64_t end;
+    long cycles;
+    int rc;
+} worker;
+
+static void *blocking_main(void *arg)
+{
+    worker *w = arg;
+    rdl_lock_t *lock = NULL;
+    char name[32];
+    snprintf(name, sizeof(name), "bench:thr:%d", w->index);
+    w->rc = rdl_lock_new(w->c, name, &lock);
+    while (w->rc == 0 && bench_now_ns() < w->end) {
+        if ((w->rc = rdl_lock_acquire(lock, 0, 30000)) != 0 ||
+            (w->rc = rdl_lock_release(lock)) != 0)
+            break;
+        w->cycles++;
+    }
+    rdl_lock_free(lock);
+    return NULL;
+}
+
+static int blocking(bench_ctx *ctx, int n)
+{
+    double limit = bench_raw_limit(ctx, LIMIT_NS);
+    rdl_client_t *c = bench_client(ctx);
+    worker *w = calloc((size_t)n, sizeof(*w));
+    int64_t t0;
+    long cycles = 0;
+    int i, rc = 0;
+    double per_s;
+    rdl_client_stats_t s0, s1;
+
+    if (c == NULL || w == NULL || limit <= 0) {
+        rdl_client_free(c);
+        free(w);
+        return -1;
+    }
+    rdl_client_stats(c, &s0);
+    t0 = bench_now_ns();
+    for (i = 0; i < n; i++) {
+        w[i].c = c;
+        w[i].index = i;
+        w[i].end = t0 + BENCH_SIZE(ctx, 400, 2000) * 1000000LL;
+        if (pthread_create(&w[i].tid, NULL, blocking_main, &w[i]) != 0)
+            w[i].rc = -1, w[i].tid = 0;
+    }
+    for (i = 0; i < n; i++) {
+        if (w[i].tid != 0)
+            pthread_join(w[i].tid, NULL);
+        if (w[i].rc != 0 && rc == 0)
+            rc = bench_fail(c, "blocking throughput", w[i].rc);
+        cycles += w[i].cycles;
+    }
+    per_s = cycles / ((double)(bench_now_ns() - t0) / 1e9);
+    rdl_client_stats(c, &s1);
+    rdl_client_free(c);
+    free(w);
+    if (rc != 0)
+        return rc;
+    bench_row_begin(ctx, "throughput", "rdl: %d blocking thread%s", n,
+                    n == 1 ? "" : "s");
+    bench_row_num("cycles", per_s, "per_s", 0);
+    bench_row_num("server_limit", limit, "per_s", 0);
+    bench_row_target("of_server_limit", per_s / limit, "x", 2,
+                     n >= 4 ? ">= 0.70" : NULL);
+    bench_row_num("requests_per_cycle", bench_requests_per_acquire(&s0, &s1),
+                  NULL, 2);
+    bench_row_end();
+    return 0;
+}
+
+/* ---- async ----------------------------------------------------------------- */
+
+typedef struct chain {
+    rdl_req_t req;
+    rdl_lock_t *lock;
+    rdl_owner_t owner;
+    int holding;
+    int done;
+    struct run *run;
+} chain;
+
+typedef struct run {
+    int64_t end;
+    long cycles;
+    int running; /* chains not done */
+    int rc;
+} run;
+
+static void on_step(rdl_req_t *req, int status);
+
+static void next(chain *k)
+{
+    int rc = k->holding
+                 ? rdl_lock_release_async(&k->req, k->lock, k->owner, on_step)
+                 : rdl_lock_acquire_async(&k->req, k->lock, k->owner, 0, 30000,
+                                          on_step);
+    if (rc != 0) {
+        k->run->rc = rc;
+        k->done = 1;
+        k->run->running--;
+    }
+}
+
+static void on_step(rdl_req_t *req, int status)
+{
+    chain *k = req->data;
+    if (status != 0) {
+        k->run->rc = status;
+        k->done = 1;
+        k->run->running--;
+        return;
+    }
+    k->holding = !k->holding;
+    if (!k->holding) {
+        k->run->cycles++;
+        if (bench_now_ns() >= k->run->end) {
+            k->done = 1;
+            k->run->running--;
+            return;
+        }
+    }
+    next(k);
+}
+
+static int async(bench_ctx *ctx, int m)
+{
+    double limit = bench_raw_limit(ctx, LIMIT_NS);
+    uv_loop_t loop;
+    rdl_client_t *c = NULL;
+    chain *k = calloc((size_t)m, sizeof(*k));
+    run r = {0};
+    int i, rc;
+    int64_t t0;
+    char name[32];
+    double per_s;
+    rdl_client_stats_t s0, s1;
+
+    if (k == NULL || limit <= 0 || uv_loop_init(&loop) != 0) {
+        free(k);
+        return -1;
+    }
+    if ((rc = rdl_client_new(&c)) != 0 ||
+        (rc = rdl_client_set_url(c, ctx->url)) != 0 ||
+        (rc = rdl_client_set_loop(c, &loop)) != 0 ||
+        (rc = rdl_client_connect(c)) != 0) {
+        bench_fail(c, "async client", rc);
+        goto out;
+    }
+    for (i = 0; i < m; i++) {
+        snprintf(name, sizeof(name), "bench:athr:%d", i);
+        if ((rc = rdl_lock_new(c, name, &k[i].lock)) != 0) {
+            bench_fail(c, "rdl_lock_new", rc);
+            goto out;
+        }
+        k[i].req.data = &k[i];
+        k[i].owner = (rdl_owner_t)i + 1;
+        k[i].run = &r;
+    }
+    /* Warm-up (connects), then the measured run. */
+    r.end = bench_now_ns() + 100000000LL;
+    r.running = m;
+    for (i = 0; i < m; i++)
+        next(&k[i]);
+    while (r.running > 0)
+        uv_run(&loop, UV_RUN_ONCE);
+    rdl_client_stats(c, &s0);
+    t0 = bench_now_ns();
+    r.cycles = 0;
+    r.end = t0 + BENCH_SIZE(ctx, 400, 2000) * 1000000LL;
+    r.running = m;
+    for (i = 0; i < m; i++)
+        next(&k[i]);
+    while (r.running > 0)
+        uv_run(&loop, UV_RUN_ONCE);
+    per_s = r.cycles / ((double)(bench_now_ns() - t0) / 1e9);
+    rdl_client_stats(c, &s1);
+    if (r.rc != 0) {
+        rc = bench_fail(c, "async throughput", r.rc);
+        goto out;
+    }
+    bench_row_begin(ctx, "throughput", "rdl: %d async chains", m);
+    bench_row_num("cycles", per_s, "per_s", 0);
+    bench_row_num("server_limit", limit, "per_s", 0);
+    bench_row_target("of_server_limit", per_s / limit, "x", 2, ">= 0.70");
+    bench_row_num("requests_per_cycle", bench_requests_per_acquire(&s0, &s1),
+                  NULL, 2);
+    bench_row_end();
+out:
+    for (i = 0; i < m; i++)
+        rdl_lock_free(k[i].lock);
+    if (c != NULL) {
+        rdl_client_close(c);
+        uv_run(&loop, UV_RUN_DEFAULT); /* the client's handles close */
+        rdl_client_free(c);
+    }
+    uv_loop_close(&loop);
+    free(k);
+    return rc;
+}
+
+int bench_fig_throughput(bench_ctx *ctx)
+{
+    static const int quick_threads[] = {1, 4},
+                     full_threads[] = {1, 2, 4, 8, 32};
+    static const int quick_chains[] = {64}, full_chains[] = {16, 256, 1024};
+    size_t i;
+    int rc = 0;
+    if (ctx->quick) {
+        for (i = 0; i < 2; i++)
+            rc |= blocking(ctx, quick_threads[i]);
+        rc |= async(ctx, quick_chains[0]);
+    } else {
+        for (i = 0; i < 5; i++)
+            rc |= blocking(ctx, full_threads[i]);
+        for (i = 0; i < 3; i++)
+            rc |= async(ctx, full_chains[i]);
+    }
+    return rc ? -1 : 0;
+}

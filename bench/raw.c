@@ -1,0 +1,146 @@
+/* The raw floor: a hiredis blocking client that runs the very scripts rdl
+ * runs (rdl__scripts[], the bytes and SHA1 embedded into librdl at build
+ * time) with keys and arguments of the same shape and length as rdl's. Its
+ * round trip is the least any client can pay for one script call. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "internal.h" /* rdl__scripts[]: compiled into the bench too */
+
+/* The keys rdl builds for an untagged name (src/core/keys.c). */
+#define KEY_HOLD "rdl:lock:{%s}"
+#define KEY_FENCE "rdl:lock.fence:{%s}"
+#define CHANNEL "rdl:lock.ch:{%s}"
+#define LEASE_MS "30000"
+#define RETENTION_MS "86400000"
+
+static int check(bench_raw *r, redisReply *rep, const char *what)
+{
+    int ok = rep != NULL && rep->type != REDIS_REPLY_ERROR;
+    if (!ok)
+        fprintf(stderr, "rdl-bench: raw %s: %s\n", what,
+                rep != NULL ? rep->str : r->rc->errstr);
+    if (rep != NULL)
+        freeReplyObject(rep);
+    return ok ? 0 : -1;
+}
+
+int bench_raw_open(bench_raw *r, const bench_ctx *ctx)
+{
+    static const int ids[] = {RDL__SCRIPT_LOCK_ACQUIRE,
+                              RDL__SCRIPT_LOCK_RELEASE};
+    size_t i;
+    memset(r, 0, sizeof(*r));
+    r->rc = redisConnect(ctx->host, ctx->port);
+    if (r->rc == NULL || r->rc->err) {
+        fprintf(stderr, "rdl-bench: raw connect %s:%d: %s\n", ctx->host,
+                ctx->port, r->rc ? r->rc->errstr : "out of memory");
+        bench_raw_close(r);
+        return -1;
+    }
+    if (ctx->password[0] &&
+        check(r, redisCommand(r->rc, "AUTH %s", ctx->password), "AUTH") != 0)
+        goto fail;
+    if (ctx->db != 0 &&
+        check(r, redisCommand(r->rc, "SELECT %d", ctx->db), "SELECT") != 0)
+        goto fail;
+    for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+        const rdl__script *s = &rdl__scripts[ids[i]];
+        redisReply *rep =
+            redisCommand(r->rc, "SCRIPT LOAD %b", s->body, s->len);
+        if (rep != NULL && rep->type == REDIS_REPLY_STRING &&
+            strcmp(rep->str, s->sha) != 0) {
+            fprintf(stderr, "rdl-bench: %s: server SHA1 %s, rdl's %s\n",
+                    s->name, rep->str, s->sha);
+            freeReplyObject(rep);
+            goto fail;
+        }
+        if (check(r, rep, "SCRIPT LOAD") != 0)
+            goto fail;
+    }
+    /* An id and owner of rdl's shape: 32 hex chars, then ":<number>". */
+    for (i = 0; i < 32; i++)
+        r->id[i] = "0123456789abcdef"[rand() % 16];
+    r->id[32] = '\0';
+    snprintf(r->owner, sizeof(r->owner), "%s:%llu", r->id,
+             9223372036854775809ULL);
+    return 0;
+fail:
+    bench_raw_close(r);
+    return -1;
+}
+
+void bench_raw_close(bench_raw *r)
+{
+    if (r->rc != NULL)
+        redisFree(r->rc);
+    r->rc = NULL;
+}
+
+static int append(bench_raw *r, const char *name, int acquire)
+{
+    const rdl__script *s = &rdl__scripts[acquire ? RDL__SCRIPT_LOCK_ACQUIRE
+                                                 : RDL__SCRIPT_LOCK_RELEASE];
+    char hold[1100], fence[1100], chan[1100], reqid[64];
+    snprintf(hold, sizeof(hold), KEY_HOLD, name);
+    snprintf(fence, sizeof(fence), KEY_FENCE, name);
+    snprintf(reqid, sizeof(reqid), "%s:%llx", r->id,
+             (unsigned long long)++r->seq);
+    if (acquire) {
+        const char *argv[] = {"EVALSHA", s->sha,   "2",   hold,        fence,
+                              r->owner,  LEASE_MS, reqid, RETENTION_MS};
+        return redisAppendCommandArgv(r->rc, 9, argv, NULL) == REDIS_OK ? 0
+                                                                        : -1;
+    } else {
+        const char *argv[] = {"EVALSHA", s->sha, "2",       hold, fence,
+                              r->owner,  reqid,  "publish", chan, RETENTION_MS};
+        snprintf(chan, sizeof(chan), CHANNEL, name);
+        return redisAppendCommandArgv(r->rc, 10, argv, NULL) == REDIS_OK ? 0
+                                                                         : -1;
+    }
+}
+
+int bench_raw_append_acquire(bench_raw *r, const char *name)
+{
+    return append(r, name, 1);
+}
+
+int bench_raw_append_release(bench_raw *r, const char *name)
+{
+    return append(r, name, 0);
+}
+
+int bench_raw_read(bench_raw *r)
+{
+    void *p = NULL;
+    redisReply *rep;
+    int res;
+    if (redisGetReply(r->rc, &p) != REDIS_OK || p == NULL) {
+        fprintf(stderr, "rdl-bench: raw client: %s\n", r->rc->errstr);
+        return -1;
+    }
+    rep = p;
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 1 ||
+        rep->element[0]->type != REDIS_REPLY_INTEGER) {
+        fprintf(stderr, "rdl-bench: raw client: unexpected reply%s%s\n",
+                rep->type == REDIS_REPLY_ERROR ? ": " : "",
+                rep->type == REDIS_REPLY_ERROR ? rep->str : "");
+        freeReplyObject(rep);
+        return -1;
+    }
+    res = rep->element[0]->integer == 1;
+    freeReplyObject(rep);
+    return res;
+}
+
+int bench_raw_acquire(bench_raw *r, const char *name)
+{
+    return append(r, name, 1) == 0 ? bench_raw_read(r) : -1;
+}
+
+int bench_raw_release(bench_raw *r, const char *name)
+{
+    return append(r, name, 0) == 0 ? bench_raw_read(r) : -1;
+}
