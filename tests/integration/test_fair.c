@@ -347,10 +347,8 @@ static void killed_waiter(int dead_place)
     l = fair(c, d.name);
     t1.q.lock = t3.q.lock = l;
     rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 10000));
-    if (dead_place == 2) {
+    if (dead_place == 2) /* the child queues once this one has */
         th1 = rdlt_thread_start(acquire_timed, &t1);
-        await_waiters(l, 1);
-    }
     if (rdlt_child_hear(ch, line, sizeof(line), 10000) != 0)
         fail_msg("the child did not start");
     await_waiters(l, dead_place == 2 ? 2 : 1);
