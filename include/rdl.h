@@ -7,5 +7,6 @@
 #include "rdl/error.h"
 #include "rdl/client.h"
 #include "rdl/lock.h"
+#include "rdl/multilock.h"
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lock_int.h"
+#include "multilock/multi.h"
 
 /* A hold's watchdog entry. It holds a reference to the lock, so a lock
  * freed while held stays in memory until the watchdog lets go. */
@@ -242,6 +243,8 @@ uint64_t rdl_lock_fencing_token(const rdl_lock_t *lock, rdl_owner_t owner)
     uint64_t token;
     if (lock == NULL)
         return 0;
+    if (lock->multi != NULL)
+        return rdl__multi_token(lock, owner);
     uv_mutex_lock(&l->mu);
     h = find_hold(l, owner);
     token = h != NULL && !h->lost ? h->token : 0;
@@ -257,6 +260,8 @@ int64_t rdl_lock_valid_ms(const rdl_lock_t *lock, rdl_owner_t owner)
     uint64_t now;
     if (lock == NULL)
         return 0;
+    if (lock->multi != NULL)
+        return rdl__multi_valid_ms(lock, owner);
     now = rdl__now_ms();
     uv_mutex_lock(&l->mu);
     h = find_hold(l, owner);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "lock_int.h"
+#include "multilock/multi.h"
 
 /* ---- construction ---------------------------------------------------------- */
 
@@ -76,6 +77,8 @@ void rdl_lock_free(rdl_lock_t *lock)
 {
     if (lock == NULL)
         return;
+    if (lock->multi != NULL)
+        rdl__multi_free(lock);
     __atomic_store_n(&lock->freed, 1, __ATOMIC_RELEASE);
     rdl__hold_abandon_all(lock);
     rdl__lock_unref(lock);
@@ -121,6 +124,14 @@ static int check_durations(rdl_lock_t *lock, int64_t wait_ms, int64_t lease_ms)
     return 0;
 }
 
+/* A composite spans clients, hence loops: its calls are blocking only. */
+static int composite_async(rdl_lock_t *lock)
+{
+    rdl__errmsg_set(lock->c, "multilocks and redlocks have blocking calls "
+                             "only");
+    return RDL_ENOTSUP;
+}
+
 /* ---- async ----------------------------------------------------------------- */
 
 int rdl_lock_acquire_async(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
@@ -129,6 +140,8 @@ int rdl_lock_acquire_async(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
     int rc;
     if (req == NULL || lock == NULL || cb == NULL || req->internal != NULL)
         return RDL_EINVAL;
+    if (lock->multi != NULL)
+        return composite_async(lock);
     if ((rc = rdl__client_check_async(lock->c)) != 0 ||
         (rc = check_durations(lock, wait_ms, lease_ms)) != 0)
         return rc;
@@ -141,6 +154,8 @@ int rdl_lock_release_async(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
     int rc;
     if (req == NULL || lock == NULL || cb == NULL || req->internal != NULL)
         return RDL_EINVAL;
+    if (lock->multi != NULL)
+        return composite_async(lock);
     if ((rc = rdl__client_check_async(lock->c)) != 0)
         return rc;
     return rdl__release_start(req, lock, owner, cb);
@@ -208,6 +223,8 @@ int rdl_lock_acquire_as(rdl_lock_t *lock, rdl_owner_t owner, int64_t wait_ms,
         return RDL_EINVAL;
     if ((rc = check_durations(lock, wait_ms, lease_ms)) != 0)
         return rc;
+    if (lock->multi != NULL)
+        return rdl__multi_acquire(lock, owner, wait_ms, lease_ms);
     memset(&k, 0, sizeof(k));
     k.owner = owner;
     k.wait_ms = wait_ms;
@@ -225,6 +242,8 @@ int rdl_lock_release_as(rdl_lock_t *lock, rdl_owner_t owner)
     lock_call k;
     if (lock == NULL)
         return RDL_EINVAL;
+    if (lock->multi != NULL)
+        return rdl__multi_release(lock, owner);
     memset(&k, 0, sizeof(k));
     k.owner = owner;
     return call(lock, &k, start_release);
@@ -271,6 +290,8 @@ int rdl_lock_force_release(rdl_lock_t *lock)
     lock_call k;
     if (lock == NULL)
         return RDL_EINVAL;
+    if (lock->multi != NULL)
+        return rdl__multi_force_release(lock);
     memset(&k, 0, sizeof(k));
     return call(lock, &k, start_force);
 }
@@ -303,6 +324,8 @@ int rdl_lock_info(rdl_lock_t *lock, rdl_owner_t owner, rdl_lock_info_t *out)
     lock_call k;
     if (lock == NULL || out == NULL)
         return RDL_EINVAL;
+    if (lock->multi != NULL)
+        return rdl__multi_info(lock, owner, out);
     memset(&k, 0, sizeof(k));
     memset(out, 0, sizeof(*out));
     k.owner = owner;

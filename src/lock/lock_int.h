@@ -56,6 +56,7 @@ typedef struct rdl__lock_kind {
 } rdl__lock_kind;
 
 typedef struct rdl__auto rdl__auto;
+typedef struct rdl__multi rdl__multi;
 
 /* What this client knows of one owner's hold. */
 typedef struct rdl__hold {
@@ -74,10 +75,11 @@ struct rdl_lock_s {
     char *key_hold;
     char *key_fence;
     char *channel;
-    char *key_aux[2]; /* kind-specific keys (rdl__lock_kind.aux_suffix) */
-    int refs;         /* atomic; see rdl__lock_ref() */
-    int freed;        /* atomic; rdl_lock_free() was called */
-    uv_mutex_t mu;    /* guards holds and the lost callback */
+    char *key_aux[2];  /* kind-specific keys (rdl__lock_kind.aux_suffix) */
+    rdl__multi *multi; /* a MultiLock/RedLock (src/multilock): kind NULL */
+    int refs;          /* atomic; see rdl__lock_ref() */
+    int freed;         /* atomic; rdl_lock_free() was called */
+    uv_mutex_t mu;     /* guards holds and the lost callback */
     rdl_lost_cb lost_cb;
     void *lost_data;
     rdl__hold *holds;

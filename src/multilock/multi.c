@@ -1,0 +1,520 @@
+/* MultiLock (all parts or none) and RedLock (a majority of independent
+ * deployments), built from other locks through the public lock calls only,
+ * so every kind can be a part and parts may live on several clients.
+ *
+ * MultiLock takes its parts in one canonical order (kind, key, server), the
+ * same in every process, waiting on each with what is left of the budget.
+ * Two multilocks over overlapping sets then never wait on each other in a
+ * cycle, so they cannot deadlock, and no back-off loop is needed; a part
+ * that cannot be had in time makes the call give back what it took.
+ *
+ * RedLock tries every part once per round (the Redlock algorithm): it holds
+ * the lock when a majority granted it and the time spent leaves some of the
+ * lease (less a drift allowance); otherwise it releases what it got at
+ * once, sleeps a random while and tries again until the budget is spent.
+ *
+ * Blocking calls only: a composite spans clients, hence loops, so its async
+ * calls return RDL_ENOTSUP. All calls run on the caller's thread. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "multi.h"
+
+/* What the composite knows of one owner's hold. */
+typedef struct mstate {
+    rdl_owner_t owner;
+    uint64_t mask; /* parts held */
+    int lost;      /* reported lost */
+} mstate;
+
+struct rdl__multi {
+    int redlock;
+    size_t n, quorum; /* quorum: n for a multilock, n/2+1 for a redlock */
+    rdl_lock_t **parts;
+    mstate *owners; /* guarded by the composite's mu */
+    size_t nowners, cap;
+};
+
+/* ---- owner state (composite mutex held) ----------------------------------- */
+
+static mstate *find_state(rdl__multi *m, rdl_owner_t owner)
+{
+    size_t i;
+    for (i = 0; i < m->nowners; i++)
+        if (m->owners[i].owner == owner)
+            return &m->owners[i];
+    return NULL;
+}
+
+static void set_state(rdl_lock_t *ml, rdl_owner_t owner, uint64_t mask)
+{
+    rdl__multi *m = ml->multi;
+    mstate *s;
+    uv_mutex_lock(&ml->mu);
+    s = find_state(m, owner);
+    if (s == NULL && m->nowners == m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 2;
+        mstate *grown = rdl__realloc(m->owners, cap * sizeof(*grown));
+        if (grown != NULL) {
+            m->owners = grown;
+            m->cap = cap;
+        }
+    }
+    if (s == NULL && m->nowners < m->cap) {
+        s = &m->owners[m->nowners++];
+        s->owner = owner;
+    }
+    if (s != NULL) {
+        s->mask = mask;
+        s->lost = 0;
+    }
+    uv_mutex_unlock(&ml->mu);
+}
+
+/* Forgets the owner's hold; returns its mask and whether it was lost. */
+static uint64_t take_state(rdl_lock_t *ml, rdl_owner_t owner, int *lost)
+{
+    rdl__multi *m = ml->multi;
+    mstate *s;
+    uint64_t mask = 0;
+    *lost = 0;
+    uv_mutex_lock(&ml->mu);
+    s = find_state(m, owner);
+    if (s != NULL) {
+        mask = s->mask;
+        *lost = s->lost;
+        *s = m->owners[--m->nowners];
+    }
+    uv_mutex_unlock(&ml->mu);
+    return mask;
+}
+
+static size_t popcount(uint64_t v)
+{
+    size_t n = 0;
+    for (; v != 0; v &= v - 1)
+        n++;
+    return n;
+}
+
+/* A part's lost callback (the part's loop thread): the composite is lost
+ * once fewer than its quorum of parts remain. */
+static void on_part_lost(rdl_lock_t *part, rdl_owner_t owner, int reason,
+                         void *data)
+{
+    rdl_lock_t *ml = data;
+    rdl__multi *m = ml->multi;
+    rdl_lost_cb cb = NULL;
+    void *cb_data = NULL;
+    mstate *s;
+    size_t i;
+
+    uv_mutex_lock(&ml->mu);
+    s = find_state(m, owner);
+    for (i = 0; s != NULL && i < m->n; i++) {
+        if (m->parts[i] != part || !(s->mask & ((uint64_t)1 << i)))
+            continue;
+        s->mask &= ~((uint64_t)1 << i);
+        if (!s->lost && popcount(s->mask) < m->quorum) {
+            s->lost = 1;
+            cb = ml->lost_cb;
+            cb_data = ml->lost_data;
+        }
+    }
+    uv_mutex_unlock(&ml->mu);
+    if (cb != NULL && !__atomic_load_n(&ml->freed, __ATOMIC_ACQUIRE))
+        cb(ml, owner, reason, cb_data);
+}
+
+/* ---- messages --------------------------------------------------------------- */
+
+/* Sets the detail of a composite's failure, for rdl_client_errmsg() of its
+ * client: the first part's, as given to the constructor. (The detail is
+ * kept per thread for one client at a time.) */
+static void say(rdl_lock_t *ml, const char *text)
+{
+    rdl__errmsg_set(ml->c, "%s", text);
+}
+
+/* ---- acquire ----------------------------------------------------------------- */
+
+static int64_t left_ms(uint64_t deadline)
+{
+    uint64_t now = rdl__now_ms();
+    if (deadline == UINT64_MAX)
+        return RDL_WAIT_FOREVER;
+    return deadline > now ? (int64_t)(deadline - now) : 0;
+}
+
+static void release_mask(rdl__multi *m, rdl_owner_t owner, uint64_t mask)
+{
+    size_t i = m->n;
+    while (i-- > 0)
+        if (mask & ((uint64_t)1 << i)) {
+            /* A part that cannot be released ends with its lease. */
+            int rc = rdl_lock_release_as(m->parts[i], owner);
+            (void)rc;
+        }
+}
+
+static int multi_take(rdl_lock_t *ml, rdl_owner_t owner, uint64_t deadline,
+                      int64_t lease_ms)
+{
+    rdl__multi *m = ml->multi;
+    uint64_t mask = 0;
+    size_t i;
+    char text[512];
+
+    for (i = 0; i < m->n; i++) {
+        int rc = rdl_lock_acquire_as(m->parts[i], owner,
+                                     deadline == 0 ? 0 : left_ms(deadline),
+                                     lease_ms);
+        if (rc != 0) {
+            release_mask(m, owner, mask);
+            snprintf(text, sizeof(text),
+                     "multilock: part %zu (\"%.200s\") not acquired: %s; the "
+                     "%zu parts taken before it were released",
+                     i, rdl_lock_name(m->parts[i]), rdl_err_name(rc), i);
+            say(ml, text);
+            return rc;
+        }
+        mask |= (uint64_t)1 << i;
+    }
+    set_state(ml, owner, mask);
+    return 0;
+}
+
+/* One Redlock round: tries every part once. Returns 0 (quorum held, state
+ * set) or the round's failure, with the parts it took released. */
+static int red_round(rdl_lock_t *ml, rdl_owner_t owner, int64_t lease_ms,
+                     int *contended, char *text, size_t len)
+{
+    rdl__multi *m = ml->multi;
+    uint64_t start = rdl__now_ms(), mask = 0, elapsed;
+    size_t i, ok = 0, busy = 0, at = 0;
+    int64_t valid;
+
+    at += (size_t)snprintf(text, len, "redlock:");
+    for (i = 0; i < m->n; i++) {
+        int rc = rdl_lock_acquire_as(m->parts[i], owner, 0, lease_ms);
+        if (rc == 0) {
+            mask |= (uint64_t)1 << i;
+            ok++;
+        } else if (rc == RDL_EBUSY) {
+            busy++;
+        }
+        if (at < len)
+            at += (size_t)snprintf(text + at, len - at, " %s:%d %s%s",
+                                   m->parts[i]->c->url.host,
+                                   m->parts[i]->c->url.port,
+                                   rc == 0 ? "granted" : rdl_err_name(rc),
+                                   i + 1 < m->n ? "," : "");
+    }
+    elapsed = rdl__now_ms() - start;
+    /* What is left of the lease on the part granted first, less the drift
+     * allowance (inside rdl_lock_valid_ms), must be positive. */
+    valid = INT64_MAX;
+    for (i = 0; i < m->n; i++)
+        if (mask & ((uint64_t)1 << i)) {
+            int64_t v = rdl_lock_valid_ms(m->parts[i], owner);
+            if (v < valid)
+                valid = v;
+        }
+    if (ok >= m->quorum && valid > 0) {
+        set_state(ml, owner, mask);
+        return 0;
+    }
+    release_mask(m, owner, mask);
+    *contended = ok + busy >= m->quorum;
+    if (at < len)
+        snprintf(text + at, len - at,
+                 "; %zu of %zu granted, %zu needed, %llu ms spent", ok, m->n,
+                 m->quorum, (unsigned long long)elapsed);
+    return ok >= m->quorum ? RDL_ETIMEDOUT : RDL_ENOQUORUM;
+}
+
+static int red_take(rdl_lock_t *ml, rdl_owner_t owner, uint64_t deadline,
+                    int64_t lease_ms)
+{
+    char text[1024];
+    int rc, contended = 0;
+
+    for (;;) {
+        int64_t left;
+        uint32_t pause;
+        rc = red_round(ml, owner, lease_ms, &contended, text, sizeof(text));
+        if (rc == 0)
+            return 0;
+        left = deadline == 0 ? 0 : left_ms(deadline);
+        if (left == 0)
+            break;
+        /* Retry after a random pause, so competing clients spread out. */
+        pause = 20 + randombytes_uniform(80);
+        if (left != RDL_WAIT_FOREVER && (int64_t)pause > left)
+            pause = (uint32_t)left;
+        uv_sleep(pause);
+    }
+    say(ml, text);
+    /* Contention (the others answered: held elsewhere) is a busy lock; too
+     * few answers is the lack of a quorum. */
+    if (contended)
+        return deadline == 0 ? RDL_EBUSY : RDL_ETIMEDOUT;
+    return RDL_ENOQUORUM;
+}
+
+int rdl__multi_acquire(rdl_lock_t *ml, rdl_owner_t owner, int64_t wait_ms,
+                       int64_t lease_ms)
+{
+    uint64_t now = rdl__now_ms(), deadline;
+    if (wait_ms == 0)
+        deadline = 0; /* one try per part */
+    else if (wait_ms == RDL_WAIT_FOREVER ||
+             (uint64_t)wait_ms > UINT64_MAX - now)
+        deadline = UINT64_MAX;
+    else
+        deadline = now + (uint64_t)wait_ms;
+    return ml->multi->redlock ? red_take(ml, owner, deadline, lease_ms)
+                              : multi_take(ml, owner, deadline, lease_ms);
+}
+
+/* ---- release and the rest ---------------------------------------------------- */
+
+int rdl__multi_release(rdl_lock_t *ml, rdl_owner_t owner)
+{
+    rdl__multi *m = ml->multi;
+    int lost, first = 0;
+    uint64_t mask = take_state(ml, owner, &lost);
+    size_t i = m->n;
+
+    if (mask == 0 && !lost) {
+        say(ml, "the composite lock is not held by this owner");
+        return RDL_ENOTHELD;
+    }
+    while (i-- > 0) {
+        int rc;
+        if (!(mask & ((uint64_t)1 << i)))
+            continue;
+        rc = rdl_lock_release_as(m->parts[i], owner);
+        if (rc != 0 && first == 0)
+            first = rc;
+    }
+    return lost ? RDL_ELOST : first;
+}
+
+int rdl__multi_force_release(rdl_lock_t *ml)
+{
+    rdl__multi *m = ml->multi;
+    size_t i, freed = 0;
+    int first = 0;
+    for (i = 0; i < m->n; i++) {
+        int rc = rdl_lock_force_release(m->parts[i]);
+        if (rc == 0)
+            freed++;
+        else if (rc != RDL_ENOTHELD && first == 0)
+            first = rc;
+    }
+    uv_mutex_lock(&ml->mu);
+    m->nowners = 0;
+    uv_mutex_unlock(&ml->mu);
+    if (first != 0)
+        return first;
+    return freed > 0 ? 0 : RDL_ENOTHELD;
+}
+
+int rdl__multi_info(rdl_lock_t *ml, rdl_owner_t owner, rdl_lock_info_t *out)
+{
+    rdl__multi *m = ml->multi;
+    size_t i, held = 0;
+    uint32_t count = UINT32_MAX;
+    memset(out, 0, sizeof(*out));
+    out->ttl_ms = INT64_MAX;
+    for (i = 0; i < m->n; i++) {
+        rdl_lock_info_t p;
+        int rc = rdl_lock_info(m->parts[i], owner, &p);
+        if (rc != 0)
+            return rc;
+        out->locked |= p.locked;
+        if (p.held_by_owner) {
+            held++;
+            if (p.hold_count < count)
+                count = p.hold_count;
+        }
+        if (p.holders > out->holders)
+            out->holders = p.holders;
+        out->waiters += p.waiters;
+        if (p.locked && p.ttl_ms < out->ttl_ms)
+            out->ttl_ms = p.ttl_ms;
+        if (p.fencing_token > out->fencing_token)
+            out->fencing_token = p.fencing_token;
+    }
+    out->held_by_owner = held >= m->quorum;
+    out->hold_count = out->held_by_owner ? count : 0;
+    if (!out->locked)
+        out->ttl_ms = -2;
+    return 0;
+}
+
+uint64_t rdl__multi_token(const rdl_lock_t *ml, rdl_owner_t owner)
+{
+    rdl__multi *m = ml->multi;
+    uint64_t best = 0, t;
+    size_t i;
+    for (i = 0; i < m->n; i++)
+        if ((t = rdl_lock_fencing_token(m->parts[i], owner)) > best)
+            best = t;
+    return best;
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+int64_t rdl__multi_valid_ms(const rdl_lock_t *ml, rdl_owner_t owner)
+{
+    rdl__multi *m = ml->multi;
+    int64_t v[RDL__MULTI_MAX];
+    size_t i;
+    for (i = 0; i < m->n; i++)
+        v[i] = rdl_lock_valid_ms(m->parts[i], owner);
+    /* Valid while its quorum of parts is: the quorum-th longest. */
+    qsort(v, m->n, sizeof(v[0]), cmp_desc);
+    return v[m->quorum - 1];
+}
+
+uint64_t rdl_multilock_part_token(const rdl_lock_t *ml, rdl_owner_t owner,
+                                  size_t i)
+{
+    if (ml == NULL || ml->multi == NULL || i >= ml->multi->n)
+        return 0;
+    return rdl_lock_fencing_token(ml->multi->parts[i], owner);
+}
+
+/* ---- construction ------------------------------------------------------------ */
+
+/* The canonical order of a multilock's parts: by kind, key and server. */
+static int cmp_parts(const void *a, const void *b)
+{
+    const rdl_lock_t *x = *(rdl_lock_t *const *)a;
+    const rdl_lock_t *y = *(rdl_lock_t *const *)b;
+    int d;
+    if ((d = strcmp(x->kind->name, y->kind->name)) != 0)
+        return d;
+    if ((d = strcmp(x->key_hold, y->key_hold)) != 0)
+        return d;
+    if ((d = strcmp(x->c->url.host, y->c->url.host)) != 0)
+        return d;
+    return (x->c->url.port > y->c->url.port) -
+           (x->c->url.port < y->c->url.port);
+}
+
+static int check_parts(rdl_lock_t *const *locks, size_t n, int redlock,
+                       const char **why)
+{
+    size_t i, j;
+    if (locks == NULL || n == 0 || n > RDL__MULTI_MAX) {
+        *why = "a composite lock takes 1..64 parts";
+        return RDL_EINVAL;
+    }
+    for (i = 0; i < n; i++) {
+        if (locks[i] == NULL || locks[i]->multi != NULL) {
+            *why = "a part is NULL or itself a composite lock";
+            return RDL_EINVAL;
+        }
+        for (j = 0; j < i; j++) {
+            if (locks[j] == locks[i]) {
+                *why = "a lock is given twice";
+                return RDL_EINVAL;
+            }
+            if (redlock && locks[j]->c == locks[i]->c) {
+                *why = "redlock parts must be on distinct clients "
+                       "(independent deployments)";
+                return RDL_EINVAL;
+            }
+        }
+    }
+    return 0;
+}
+
+static int create(rdl_lock_t *const *locks, size_t n, int redlock,
+                  rdl_lock_t **out)
+{
+    const char *why = NULL;
+    rdl_lock_t *ml;
+    rdl__multi *m;
+    size_t i, len = 16;
+    int rc;
+
+    if (out == NULL)
+        return RDL_EINVAL;
+    *out = NULL;
+    if ((rc = check_parts(locks, n, redlock, &why)) != 0) {
+        if (locks != NULL && n > 0 && n <= RDL__MULTI_MAX && locks[0] != NULL)
+            rdl__errmsg_set(locks[0]->c, "%s", why);
+        return rc;
+    }
+    ml = rdl__calloc(1, sizeof(*ml));
+    m = rdl__calloc(1, sizeof(*m));
+    if (ml != NULL && m != NULL)
+        m->parts = rdl__calloc(n, sizeof(*m->parts));
+    for (i = 0; i < n; i++)
+        len += strlen(locks[i]->name) + 1;
+    if (ml != NULL)
+        ml->name = rdl__malloc(len);
+    if (ml == NULL || m == NULL || m->parts == NULL || ml->name == NULL ||
+        uv_mutex_init(&ml->mu) != 0) {
+        if (m != NULL)
+            rdl__free(m->parts);
+        rdl__free(m);
+        if (ml != NULL)
+            rdl__free(ml->name);
+        rdl__free(ml);
+        return RDL_ENOMEM;
+    }
+    m->redlock = redlock;
+    m->n = n;
+    m->quorum = redlock ? n / 2 + 1 : n;
+    memcpy(m->parts, locks, n * sizeof(*locks));
+    if (!redlock)
+        qsort(m->parts, n, sizeof(*m->parts), cmp_parts);
+    /* The name lists the parts as given: "a+b+c". */
+    ml->name[0] = '\0';
+    for (i = 0; i < n; i++) {
+        if (i > 0)
+            strcat(ml->name, "+");
+        strcat(ml->name, locks[i]->name);
+    }
+    ml->refs = 1;
+    ml->c = locks[0]->c;
+    ml->multi = m;
+    for (i = 0; i < n; i++)
+        (void)rdl_lock_set_lost_cb(m->parts[i], on_part_lost, ml);
+    *out = ml;
+    return 0;
+}
+
+void rdl__multi_free(rdl_lock_t *ml)
+{
+    rdl__multi *m = ml->multi;
+    size_t i;
+    for (i = 0; i < m->n; i++)
+        (void)rdl_lock_set_lost_cb(m->parts[i], NULL, NULL);
+    rdl__free(m->owners);
+    rdl__free(m->parts);
+    rdl__free(m);
+    ml->multi = NULL;
+}
+
+int rdl_multilock_new(rdl_lock_t *const *locks, size_t n, rdl_lock_t **out)
+{
+    return create(locks, n, 0, out);
+}
+
+int rdl_redlock_new(rdl_lock_t *const *locks, size_t n, rdl_lock_t **out)
+{
+    return create(locks, n, 1, out);
+}
