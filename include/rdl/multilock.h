@@ -37,6 +37,10 @@ extern "C" {
  * given to each part when taken, so the first part's runs out first:
  * rdl_lock_valid_ms() reports the shortest. rdl_lock_fencing_token()
  * returns the largest part token; rdl_multilock_part_token() each one.
+ * When all parts are plain locks (rdl_lock_new) of one client that share a
+ * hash tag ("{order:42}:stock", "{order:42}:payment"), one script call
+ * takes them all, atomically. A multilock is reentrant per owner, like its
+ * parts.
  *
  * The parts stay the caller's: they must outlive the multilock, and the
  * multilock replaces their lost callbacks (restored to none when it is

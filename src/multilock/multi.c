@@ -26,12 +26,14 @@
 /* What the composite knows of one owner's hold. */
 typedef struct mstate {
     rdl_owner_t owner;
-    uint64_t mask; /* parts held */
-    int lost;      /* reported lost */
+    uint64_t mask;  /* parts held */
+    uint32_t count; /* levels: a composite is reentrant as its parts are */
+    int lost;       /* reported lost */
 } mstate;
 
 struct rdl__multi {
     int redlock;
+    int one_call;     /* plain locks of one slot on one client: one script */
     size_t n, quorum; /* quorum: n for a multilock, n/2+1 for a redlock */
     rdl_lock_t **parts;
     mstate *owners; /* guarded by the composite's mu */
@@ -66,15 +68,20 @@ static void set_state(rdl_lock_t *ml, rdl_owner_t owner, uint64_t mask)
     if (s == NULL && m->nowners < m->cap) {
         s = &m->owners[m->nowners++];
         s->owner = owner;
+        s->count = 0;
     }
     if (s != NULL) {
-        s->mask = mask;
+        if (s->lost) /* a new hold after a lost one */
+            s->count = 0;
+        s->mask = s->count > 0 ? s->mask | mask : mask;
+        s->count++;
         s->lost = 0;
     }
     uv_mutex_unlock(&ml->mu);
 }
 
-/* Forgets the owner's hold; returns its mask and whether it was lost. */
+/* Drops one level of the owner's hold (all of it if lost); returns the
+ * parts to release one level of, and whether the hold was lost. */
 static uint64_t take_state(rdl_lock_t *ml, rdl_owner_t owner, int *lost)
 {
     rdl__multi *m = ml->multi;
@@ -86,7 +93,8 @@ static uint64_t take_state(rdl_lock_t *ml, rdl_owner_t owner, int *lost)
     if (s != NULL) {
         mask = s->mask;
         *lost = s->lost;
-        *s = m->owners[--m->nowners];
+        if (s->lost || --s->count == 0)
+            *s = m->owners[--m->nowners];
     }
     uv_mutex_unlock(&ml->mu);
     return mask;
@@ -187,6 +195,154 @@ static int multi_take(rdl_lock_t *ml, rdl_owner_t owner, uint64_t deadline,
     return 0;
 }
 
+/* ---- the one-call path ---------------------------------------------------- */
+
+/* One try of lock_acquire_multi, run on the client's loop thread. */
+typedef struct multi_try {
+    rdl__sync sync;
+    rdl_lock_t *ml;
+    rdl_owner_t owner;
+    int64_t lease_ms;
+    int auto_lease;
+    char owner_str[64];
+    char reqid[64];
+    uint64_t sent_at;
+    int unknown;
+    size_t busy; /* reply: 1-based index of the part held elsewhere */
+    int64_t pttl;
+} multi_try;
+
+static void send_multi_try(rdl__sync *s);
+
+static void on_multi_try(void *data, int status, const redisReply *r)
+{
+    multi_try *t = data;
+    rdl__multi *m = t->ml->multi;
+    size_t i;
+
+    if (rdl__outcome_unknown(status) && t->unknown++ < RDL__UNKNOWN_RETRIES) {
+        send_multi_try(&t->sync); /* same request id: applied once */
+        return;
+    }
+    if (status == 0 &&
+        (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
+         r->element[0]->type != REDIS_REPLY_INTEGER))
+        status = RDL_EPROTO;
+    if (status == 0 && r->element[0]->integer == 0) {
+        if (r->elements != 3)
+            status = RDL_EPROTO;
+        else {
+            t->pttl = r->element[1]->integer;
+            t->busy = (size_t)r->element[2]->integer;
+            status = t->busy >= 1 && t->busy <= m->n ? RDL_EBUSY : RDL_EPROTO;
+        }
+    } else if (status == 0 && r->elements != 1 + 2 * m->n) {
+        status = RDL_EPROTO;
+    }
+    /* Granted: record every part's hold (and register auto ones with the
+     * watchdog) before the caller hears of it. */
+    for (i = 0; status == 0 && i < m->n; i++) {
+        const redisReply *tok = r->element[1 + 2 * i];
+        const redisReply *cnt = r->element[2 + 2 * i];
+        if (tok->type != REDIS_REPLY_INTEGER ||
+            cnt->type != REDIS_REPLY_INTEGER)
+            status = RDL_EPROTO;
+        else
+            status = rdl__hold_granted(
+                m->parts[i], t->owner, (uint64_t)tok->integer,
+                (uint32_t)cnt->integer, t->sent_at, t->lease_ms, t->auto_lease);
+    }
+    rdl__sync_done(&t->sync, status);
+}
+
+static void send_multi_try(rdl__sync *s)
+{
+    multi_try *t = RDL_CONTAINER_OF(s, multi_try, sync);
+    rdl__multi *m = t->ml->multi;
+    rdl_client_t *c = m->parts[0]->c;
+    const char *keys[2 * RDL__MULTI_MAX];
+    const char *args[4];
+    char lease[24], keep[24];
+    size_t i;
+    int rc;
+
+    for (i = 0; i < m->n; i++) {
+        keys[i] = m->parts[i]->key_hold;
+        keys[m->n + i] = m->parts[i]->key_fence;
+    }
+    snprintf(lease, sizeof(lease), "%lld", (long long)t->lease_ms);
+    snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
+    args[0] = t->owner_str;
+    args[1] = lease;
+    args[2] = t->reqid;
+    args[3] = keep;
+    if (t->unknown == 0)
+        t->sent_at = rdl__now_ms();
+    rc = rdl__script_run(c, RDL__SCRIPT_LOCK_ACQUIRE_MULTI, (int)(2 * m->n),
+                         keys, 4, args, on_multi_try, t);
+    if (rc != 0)
+        rdl__sync_done(s, rc);
+}
+
+static void start_multi_try(rdl__sync *s)
+{
+    multi_try *t = RDL_CONTAINER_OF(s, multi_try, sync);
+    rdl_client_t *c = t->ml->multi->parts[0]->c;
+    rdl__client_owner(c, t->owner, t->owner_str);
+    rdl__client_reqid(c, t->reqid);
+    send_multi_try(s);
+}
+
+/* Takes every part in one script call. While a part is held elsewhere,
+ * waits for that part alone (pub/sub, as any waiter), then tries the whole
+ * set again with that part re-entered, and gives the extra level back. */
+static int one_call_take(rdl_lock_t *ml, rdl_owner_t owner, uint64_t deadline,
+                         int64_t lease_ms)
+{
+    rdl__multi *m = ml->multi;
+    rdl_lock_t *waited = NULL;
+    char text[512];
+    int rc;
+
+    for (;;) {
+        multi_try t;
+        memset(&t, 0, sizeof(t));
+        t.ml = ml;
+        t.owner = owner;
+        t.auto_lease = lease_ms == RDL_LEASE_AUTO;
+        t.lease_ms = t.auto_lease ? m->parts[0]->c->watchdog_ms : lease_ms;
+        t.sync.start = start_multi_try;
+        rc = rdl__sync_call(m->parts[0]->c, &t.sync);
+        if (rc == 0) {
+            if (waited != NULL) {
+                int rrc = rdl_lock_release_as(waited, owner);
+                (void)rrc; /* one level too many: it ends with its lease */
+            }
+            uint64_t all = m->n == 64 ? UINT64_MAX : ((uint64_t)1 << m->n) - 1;
+            set_state(ml, owner, all);
+            return 0;
+        }
+        if (waited != NULL) {
+            int rrc = rdl_lock_release_as(waited, owner);
+            (void)rrc;
+            waited = NULL;
+        }
+        if (rc != RDL_EBUSY || deadline == 0)
+            break;
+        /* Wait for the busy part alone, holding nothing else. */
+        waited = m->parts[t.busy - 1];
+        rc = rdl_lock_acquire_as(waited, owner, left_ms(deadline), lease_ms);
+        if (rc != 0) {
+            waited = NULL;
+            break;
+        }
+    }
+    snprintf(text, sizeof(text), "multilock: not acquired: %s",
+             rdl_err_name(rc));
+    say(ml, text);
+    return rc;
+}
+
 /* One Redlock round: tries every part once. Returns 0 (quorum held, state
  * set) or the round's failure, with the parts it took released. */
 static int red_round(rdl_lock_t *ml, rdl_owner_t owner, int64_t lease_ms,
@@ -276,8 +432,11 @@ int rdl__multi_acquire(rdl_lock_t *ml, rdl_owner_t owner, int64_t wait_ms,
         deadline = UINT64_MAX;
     else
         deadline = now + (uint64_t)wait_ms;
-    return ml->multi->redlock ? red_take(ml, owner, deadline, lease_ms)
-                              : multi_take(ml, owner, deadline, lease_ms);
+    if (ml->multi->redlock)
+        return red_take(ml, owner, deadline, lease_ms);
+    if (ml->multi->one_call)
+        return one_call_take(ml, owner, deadline, lease_ms);
+    return multi_take(ml, owner, deadline, lease_ms);
 }
 
 /* ---- release and the rest ---------------------------------------------------- */
@@ -412,6 +571,28 @@ static int cmp_parts(const void *a, const void *b)
            (x->c->url.port < y->c->url.port);
 }
 
+/* 1 if every part is a plain lock of one client and all share one hash
+ * tag (hence one cluster slot): then one script takes them all. */
+static int one_slot(const rdl__multi *m)
+{
+    const char *tag0 = NULL;
+    size_t len0 = 0, i;
+    for (i = 0; i < m->n; i++) {
+        const rdl_lock_t *p = m->parts[i];
+        size_t off, len;
+        if (p->kind != &rdl__reentrant_kind || p->c != m->parts[0]->c ||
+            !rdl__hash_tag(p->key_hold, strlen(p->key_hold), &off, &len))
+            return 0;
+        if (i == 0) {
+            tag0 = p->key_hold + off;
+            len0 = len;
+        } else if (len != len0 || memcmp(p->key_hold + off, tag0, len) != 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static int check_parts(rdl_lock_t *const *locks, size_t n, int redlock,
                        const char **why)
 {
@@ -491,6 +672,7 @@ static int create(rdl_lock_t *const *locks, size_t n, int redlock,
     ml->refs = 1;
     ml->c = locks[0]->c;
     ml->multi = m;
+    m->one_call = !redlock && one_slot(m);
     for (i = 0; i < n; i++)
         (void)rdl_lock_set_lost_cb(m->parts[i], on_part_lost, ml);
     *out = ml;

@@ -186,6 +186,66 @@ static void test_multilock_part_lost(void **state)
     assert_int_equal(rdlt_info(parts[0], A).locked, 0);
 }
 
+/* Plain locks of one slot on one client: one script call takes them all,
+ * atomically; a part held elsewhere is waited for, then all are taken. */
+typedef struct late_release {
+    rdl_lock_t *lock;
+    int rc;
+} late_release;
+
+static void *release_later(void *arg)
+{
+    late_release *lr = arg;
+    rdlt_sleep_ms(200);
+    lr->rc = rdl_lock_release_as(lr->lock, B);
+    return NULL;
+}
+
+static void test_multilock_same_slot_one_call(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s), *other = rdlt_client(s);
+    rdl_lock_t *parts[3], *ml, *ob;
+    rdl_client_stats_t st0, st1;
+    late_release lr;
+    rdlt_thread *t;
+    (void)state;
+
+    parts[0] = rdlt_lock(c, "{order:7}:stock");
+    parts[1] = rdlt_lock(c, "{order:7}:payment");
+    parts[2] = rdlt_lock(c, "{order:7}:invoice");
+    ml = multi(parts, 3, 0);
+    rdlt_assert_ok(rdl_client_stats(c, &st0));
+    rdlt_assert_ok(rdl_lock_acquire_as(ml, A, 0, 5000));
+    rdlt_assert_ok(rdl_client_stats(c, &st1));
+    assert_int_equal(st1.scripts - st0.scripts, 1);
+    assert_int_equal(rdlt_info(parts[1], A).hold_count, 1);
+    assert_true(rdl_multilock_part_token(ml, A, 2) > 0);
+    /* Re-entering counts once per part. */
+    rdlt_assert_ok(rdl_lock_acquire_as(ml, A, 0, 5000));
+    assert_int_equal(rdlt_info(parts[0], A).hold_count, 2);
+    rdlt_assert_ok(rdl_lock_release_as(ml, A));
+    rdlt_assert_ok(rdl_lock_release_as(ml, A));
+    assert_int_equal(rdlt_count_keys(s, "rdl:lock:*"), 0);
+
+    /* A part held elsewhere: nothing taken while it is; all once free. */
+    ob = rdlt_lock(other, "{order:7}:payment");
+    rdlt_assert_ok(rdl_lock_acquire_as(ob, B, 0, 5000));
+    rdlt_assert_rc(rdl_lock_acquire_as(ml, A, 0, 5000), RDL_EBUSY);
+    assert_int_equal(rdlt_info(parts[0], A).locked, 0);
+    lr.lock = ob;
+    lr.rc = -999;
+    t = rdlt_thread_start(release_later, &lr);
+    rdlt_assert_ok(rdl_lock_acquire_as(ml, A, 5000, 5000));
+    rdlt_thread_join(t);
+    rdlt_assert_ok(lr.rc);
+    assert_int_equal(rdlt_info(parts[0], A).hold_count, 1);
+    assert_int_equal(rdlt_info(parts[1], A).hold_count, 1);
+    assert_int_equal(rdlt_info(parts[2], A).hold_count, 1);
+    rdlt_assert_ok(rdl_lock_release_as(ml, A));
+    assert_int_equal(rdlt_count_keys(s, "rdl:lock:*"), 0);
+}
+
 static void on_req(rdl_req_t *req, int status)
 {
     (void)req;
@@ -356,6 +416,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_multilock_overlapping_sets_no_deadlock),
     RDLT_TEST(test_multilock_part_lost),
     RDLT_TEST(test_multilock_bad_input),
+    RDLT_TEST(test_multilock_same_slot_one_call),
     RDLT_TEST(test_redlock_all_up_3),
     RDLT_TEST(test_redlock_all_up_5),
     RDLT_TEST(test_redlock_minority_down),
