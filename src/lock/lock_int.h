@@ -201,4 +201,11 @@ int rdl__lock_create(rdl_client_t *c, const char *name,
 
 extern const rdl__lock_kind rdl__reentrant_kind;
 
+/* replies.c: reply shapes shared by the kinds. */
+int rdl__int_at(const redisReply *r, size_t i, long long *out);
+/* {1, count} -> 0 and *remaining; {0} -> RDL_ENOTHELD. */
+int rdl__parse_release(const redisReply *r, uint32_t *remaining);
+/* 1 -> 0; 0 -> RDL_ENOTHELD. */
+int rdl__parse_force(const redisReply *r);
+
 #endif

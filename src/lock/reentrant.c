@@ -6,16 +6,6 @@
 
 #include "lock_int.h"
 
-/* Reads element i of an array reply as an integer. */
-static int int_at(const redisReply *r, size_t i, long long *out)
-{
-    if (r == NULL || r->type != REDIS_REPLY_ARRAY || i >= r->elements ||
-        r->element[i]->type != REDIS_REPLY_INTEGER)
-        return RDL_EPROTO;
-    *out = r->element[i]->integer;
-    return 0;
-}
-
 static int send_try(rdl__acquire *op, rdl__reply_fn fn)
 {
     rdl_lock_t *lock = op->lock;
@@ -31,10 +21,10 @@ static int send_try(rdl__acquire *op, rdl__reply_fn fn)
 static int parse_try(const redisReply *r, rdl__try *out)
 {
     long long flag, a, b;
-    if (int_at(r, 0, &flag) != 0 || int_at(r, 1, &a) != 0)
+    if (rdl__int_at(r, 0, &flag) != 0 || rdl__int_at(r, 1, &a) != 0)
         return RDL_EPROTO;
     if (flag == 1) {
-        if (int_at(r, 2, &b) != 0 || a <= 0 || b <= 0)
+        if (rdl__int_at(r, 2, &b) != 0 || a <= 0 || b <= 0)
             return RDL_EPROTO;
         out->acquired = 1;
         out->token = (uint64_t)a;
@@ -58,32 +48,12 @@ static int send_release(rdl__release *op, rdl__reply_fn fn)
                            op->undo_of[0] != '\0' ? 6 : 5, args, fn, op);
 }
 
-static int parse_release(const redisReply *r, uint32_t *remaining)
-{
-    long long flag, n;
-    if (int_at(r, 0, &flag) != 0)
-        return RDL_EPROTO;
-    if (flag == 0)
-        return RDL_ENOTHELD;
-    if (int_at(r, 1, &n) != 0 || n < 0)
-        return RDL_EPROTO;
-    *remaining = (uint32_t)n;
-    return 0;
-}
-
 static int send_force(rdl_lock_t *lock, rdl__reply_fn fn, void *data)
 {
     const char *keys[1] = {lock->key_hold};
     const char *args[2] = {"publish", lock->channel};
     return rdl__script_run(lock->c, RDL__SCRIPT_LOCK_FORCE_RELEASE, 1, keys, 2,
                            args, fn, data);
-}
-
-static int parse_force(const redisReply *r)
-{
-    if (r == NULL || r->type != REDIS_REPLY_INTEGER)
-        return RDL_EPROTO;
-    return r->integer == 1 ? 0 : RDL_ENOTHELD;
 }
 
 static int send_info(rdl_lock_t *lock, const char *owner, rdl__reply_fn fn,
@@ -98,8 +68,8 @@ static int send_info(rdl_lock_t *lock, const char *owner, rdl__reply_fn fn,
 static int parse_info(const redisReply *r, rdl_lock_info_t *out)
 {
     long long locked, count, pttl, token;
-    if (int_at(r, 0, &locked) != 0 || int_at(r, 1, &count) != 0 ||
-        int_at(r, 2, &pttl) != 0 || int_at(r, 3, &token) != 0)
+    if (rdl__int_at(r, 0, &locked) != 0 || rdl__int_at(r, 1, &count) != 0 ||
+        rdl__int_at(r, 2, &pttl) != 0 || rdl__int_at(r, 3, &token) != 0)
         return RDL_EPROTO;
     out->locked = locked != 0;
     out->held_by_owner = count > 0;
@@ -117,9 +87,9 @@ const rdl__lock_kind rdl__reentrant_kind = {
     .send_try = send_try,
     .parse_try = parse_try,
     .send_release = send_release,
-    .parse_release = parse_release,
+    .parse_release = rdl__parse_release,
     .send_force = send_force,
-    .parse_force = parse_force,
+    .parse_force = rdl__parse_force,
     .send_info = send_info,
     .parse_info = parse_info,
     .renew_script = RDL__SCRIPT_LOCK_RENEW,
