@@ -1,7 +1,8 @@
 /* Figure "handoff": K workers contend on one name, each holding it ~1 ms,
  * first as K threads sharing one client, then as K processes with a client
- * each. Every acquisition is recorded (when the acquire returned, when the
- * release was called); sorted by acquisition time, the gap between one
+ * each, for the plain lock and for the fair lock (whose release wakes only
+ * the next waiter). Every acquisition is recorded (when the acquire returned,
+ * when the release was called); sorted by acquisition time, the gap between one
  * release call and the next acquire returning is the hand-off: the release
  * script, its pub/sub message, the woken waiter's try, and the thread hops
  * of both sides. Two round trips is the floor of that path. Targets (DESIGN
@@ -34,6 +35,7 @@ typedef struct record {
 
 /* Shared by the workers; in MAP_SHARED memory for processes. */
 typedef struct board {
+    int fair; /* the fair lock instead of the plain one */
     int64_t start, end;
     int ready;  /* workers connected (atomic) */
     int failed; /* a worker's rdl error code, else 0 */
@@ -66,7 +68,8 @@ static void work(worker *w)
         __atomic_add_fetch(&b->ready, 1, __ATOMIC_RELEASE);
         return;
     }
-    rc = rdl_lock_new(c, "bench:handoff", &lock);
+    rc = b->fair ? rdl_fairlock_new(c, "bench:handoff", &lock)
+                 : rdl_lock_new(c, "bench:handoff", &lock);
     /* The subscription is made by the first wait; a short warm-up try
      * keeps connection set-up out of the measurement. */
     if (rc == 0 && (rc = rdl_lock_acquire(lock, 0, 10000)) == 0)
@@ -156,7 +159,8 @@ static int report(bench_ctx *ctx, board *b, int k, const char *how,
         total += b->count[i];
     }
     p50 = bench_samples_pct_us(&gaps, 50);
-    bench_row_begin(ctx, "handoff", "lock, %d %s", k, how);
+    bench_row_begin(ctx, "handoff", "%s, %d %s", b->fair ? "fair" : "lock", k,
+                    how);
     bench_row_num("gap_p50", p50, "us", 1);
     bench_row_num("gap_p99", bench_samples_pct_us(&gaps, 99), "us", 1);
     bench_row_num("raw_rtt_p50", rtt_us, "us", 1);
@@ -182,7 +186,8 @@ static board *board_new(void)
     return b == MAP_FAILED ? NULL : b;
 }
 
-static int threads(bench_ctx *ctx, int k, int64_t duration_ns, double rtt)
+static int threads(bench_ctx *ctx, int fair, int k, int64_t duration_ns,
+                   double rtt)
 {
     board *b = board_new();
     worker w[MAX_WORKERS];
@@ -195,6 +200,7 @@ static int threads(bench_ctx *ctx, int k, int64_t duration_ns, double rtt)
             munmap(b, sizeof(*b));
         return -1;
     }
+    b->fair = fair;
     for (i = 0; i < k; i++) {
         w[i] = (worker){b, c, ctx, i, 0};
         if (pthread_create(&w[i].tid, NULL, thread_main, &w[i]) != 0) {
@@ -217,7 +223,8 @@ static int threads(bench_ctx *ctx, int k, int64_t duration_ns, double rtt)
     return rc;
 }
 
-static int processes(bench_ctx *ctx, int k, int64_t duration_ns, double rtt)
+static int processes(bench_ctx *ctx, int fair, int k, int64_t duration_ns,
+                     double rtt)
 {
     board *b = board_new();
     pid_t pid[MAX_WORKERS];
@@ -225,6 +232,7 @@ static int processes(bench_ctx *ctx, int k, int64_t duration_ns, double rtt)
 
     if (b == NULL)
         return -1;
+    b->fair = fair;
     fflush(NULL);
     for (i = 0; i < k; i++) {
         pid[i] = fork();
@@ -260,16 +268,18 @@ int bench_fig_handoff(bench_ctx *ctx)
 {
     static const int quick_k[] = {4}, full_k[] = {4, 8};
     int64_t d = BENCH_SIZE(ctx, 1000, 5000) * 1000000LL;
-    int n = BENCH_SIZE(ctx, 1, 2), i, rc = 0;
+    int n = BENCH_SIZE(ctx, 1, 2), i, fair, rc = 0;
     double rtt;
-    for (i = 0; i < n; i++) {
-        int k = ctx->quick ? quick_k[i] : full_k[i];
-        if ((rtt = bench_raw_rtt_us(ctx, 500)) <= 0)
-            return -1;
-        rc |= threads(ctx, k, d, rtt);
-        if ((rtt = bench_raw_rtt_us(ctx, 500)) <= 0)
-            return -1;
-        rc |= processes(ctx, k, d, rtt);
+    for (fair = 0; fair <= 1; fair++) {
+        for (i = 0; i < n; i++) {
+            int k = ctx->quick ? quick_k[i] : full_k[i];
+            if ((rtt = bench_raw_rtt_us(ctx, 500)) <= 0)
+                return -1;
+            rc |= threads(ctx, fair, k, d, rtt);
+            if ((rtt = bench_raw_rtt_us(ctx, 500)) <= 0)
+                return -1;
+            rc |= processes(ctx, fair, k, d, rtt);
+        }
     }
     return rc ? -1 : 0;
 }

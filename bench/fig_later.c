@@ -1,16 +1,7 @@
 /* Slots for the figures whose subjects are still being built. Each prints
- * why it has no numbers, never a placeholder value; when the watchdog or
- * the cluster router lands, its figure replaces the stub here with a file
- * of its own. */
+ * why it has no numbers, never a placeholder value; when the cluster
+ * router lands, its figure replaces the stub here with a file of its own. */
 #include "bench.h"
-
-int bench_fig_watchdog(bench_ctx *ctx)
-{
-    bench_row_begin(ctx, "watchdog", "10,000 RDL_LEASE_AUTO holds");
-    bench_row_text("status", "n/a: watchdog not built yet");
-    bench_row_end();
-    return 0;
-}
 
 int bench_fig_cluster(bench_ctx *ctx)
 {
