@@ -173,6 +173,8 @@ typedef struct rdl_client_stats_s {
     uint64_t acquires;     /**< successful acquisitions */
     uint64_t attempts;     /**< acquire script calls (tries) */
     uint64_t wakeups;      /**< waiters woken by a message */
+    uint64_t redirects;    /**< cluster MOVED/ASK replies followed */
+    uint64_t refreshes;    /**< cluster slot table requests */
 } rdl_client_stats_t;
 
 /**

@@ -51,7 +51,8 @@ static int send_release(rdl__release *op, rdl__reply_fn fn)
     rdl_lock_t *lock = op->lock;
     char keep[24];
     const char *keys[2] = {lock->key_hold, lock->key_fence};
-    const char *args[5] = {op->owner_str, op->reqid, "publish", lock->channel,
+    const char *args[5] = {op->owner_str, op->reqid,
+                           rdl__client_publish_cmd(lock->c), lock->channel,
                            keep};
     snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
     return rdl__script_run(lock->c, RDL__SCRIPT_LOCK_RELEASE, 2, keys, 5, args,
@@ -74,7 +75,7 @@ static int parse_release(const redisReply *r, uint32_t *remaining)
 static int send_force(rdl_lock_t *lock, rdl__reply_fn fn, void *data)
 {
     const char *keys[1] = {lock->key_hold};
-    const char *args[2] = {"publish", lock->channel};
+    const char *args[2] = {rdl__client_publish_cmd(lock->c), lock->channel};
     return rdl__script_run(lock->c, RDL__SCRIPT_LOCK_FORCE_RELEASE, 1, keys, 2,
                            args, fn, data);
 }
