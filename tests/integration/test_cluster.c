@@ -393,8 +393,8 @@ static void test_cluster_slot_migration_ask(void **state)
     r = rdlt_cmd(src, "CLUSTER SETSLOT %u MIGRATING %s", slot, dst_id);
     assert_int_equal(r->type, REDIS_REPLY_STATUS);
     freeReplyObject(r);
-    r = rdlt_cmd(src, "MIGRATE 127.0.0.1 %d \"\" 0 5000 KEYS %s %s",
-                 rdlt_server_port(dst), "rdl:lock:{mig}",
+    r = rdlt_cmd(src, "MIGRATE 127.0.0.1 %d %b 0 5000 KEYS %s %s",
+                 rdlt_server_port(dst), "", (size_t)0, "rdl:lock:{mig}",
                  "rdl:lock.fence:{mig}");
     if (r->type == REDIS_REPLY_ERROR)
         fail_msg("MIGRATE: %s", r->str);
