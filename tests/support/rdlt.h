@@ -153,6 +153,43 @@ void rdlt_cluster_wait_ok(rdlt_cluster *cl, int64_t timeout_ms);
 /* A connected client for the cluster (connect 2000 ms, command 2000 ms). */
 rdl_client_t *rdlt_cluster_client(rdlt_cluster *cl);
 
+/* ---- fake.c: a scripted fake cluster node ---------------------------------- */
+
+typedef struct rdlt_fake rdlt_fake;
+
+/* What a rule makes the fake node do with one command. */
+enum {
+    RDLT_FAKE_FORWARD,     /* the built-in answer, or the backend's */
+    RDLT_FAKE_REPLY,       /* send `out`, a raw RESP reply ("-MOVED ...\r\n") */
+    RDLT_FAKE_DROP,        /* close the connection without running it */
+    RDLT_FAKE_FORWARD_DROP /* run it on the backend, close without a reply */
+};
+
+/* Called on the fake's thread for every command: argv[0..argc) with
+ * lengths; n is how many commands named argv[0] (case-insensitive) this
+ * node has received, this one included. Must not call cmocka. */
+typedef int (*rdlt_fake_rule)(rdlt_fake *f, void *data, int argc, char **argv,
+                              size_t *lens, unsigned n, char *out,
+                              size_t outlen);
+
+/* Starts a fake node on a free loopback port. Built in: CLUSTER SLOTS
+ * gives every slot to the owner port (the fake itself until
+ * rdlt_fake_set_owner()), ASKING, CLIENT and AUTH answer +OK, SSUBSCRIBE
+ * and SUNSUBSCRIBE are confirmed (nothing is ever published); everything
+ * else goes to `backend`, a standalone server, over a connection per
+ * client connection. `rule` (may be NULL) decides first. Stopped by the
+ * teardown. */
+rdlt_fake *rdlt_fake_start(rdlt_server *backend, rdlt_fake_rule rule,
+                           void *data);
+int rdlt_fake_port(const rdlt_fake *f);
+/* Any thread, also from a rule. */
+void rdlt_fake_set_owner(rdlt_fake *f, int port);
+/* The names of the commands received, upper-case, space-separated
+ * ("CLIENT COMMAND CLUSTER EVALSHA"); free() it. */
+char *rdlt_fake_log(rdlt_fake *f);
+/* How many commands of that name were received. */
+unsigned rdlt_fake_count(rdlt_fake *f, const char *name);
+
 /* ---- child.c: a function run in a forked process ------------------------- */
 
 typedef struct rdlt_child rdlt_child;
