@@ -83,6 +83,13 @@ static int final_status(rdl__rcmd *rc, int status)
     case RDL_ECLUSTERDOWN:
         rdl__errmsg_set(c, "the cluster is down (slot %u)", rc->slot);
         return status;
+    case RDL_ECONNREFUSED:
+        if (rc->sent_to != NULL)
+            rdl__errmsg_set(c,
+                            "the master of slot %u (%s:%d) could not be "
+                            "reached within the command timeout",
+                            rc->slot, rc->sent_to->host, rc->sent_to->port);
+        return status;
     default:
         return status;
     }
@@ -115,6 +122,7 @@ static int submit(rdl__rcmd *rc)
     rdl__node *n = rc->ask != NULL ? rc->ask : rdl__cluster_owner(cl, rc->slot);
     rdl__conn *cn;
 
+    rc->sent_to = n;
     if (n->down && rc->ask == NULL &&
         rdl__now_ms() + RETRY_BASE_MS <= rc->deadline) {
         /* Queueing on a dead master would pin the command to it; wait
@@ -131,7 +139,6 @@ static int submit(rdl__rcmd *rc)
     if (rc->ask != NULL &&
         rdl__conn_sendv(cn, 1, asking, NULL, NULL, NULL) != 0)
         return RDL_ENOMEM;
-    rc->sent_to = n;
     return rdl__conn_send(cn, rc->buf, rc->len, on_reply, rc);
 }
 

@@ -323,8 +323,8 @@ static void on_refresh_timer(uv_timer_t *t)
 void rdl__cluster_refresh(rdl__cluster *cl)
 {
     uint64_t now = rdl__now_ms();
-    if (cl->closing || !cl->started)
-        return; /* the first round retries by itself */
+    if (cl->closing)
+        return;
     if (cl->refreshing) {
         cl->want_refresh = 1;
         return;

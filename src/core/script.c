@@ -28,6 +28,13 @@ typedef struct call {
 
 static void on_reply(void *data, int status, const redisReply *r);
 
+/* The address of the node that serves k's key, for messages. */
+static const char *addr_of(const call *k)
+{
+    rdl__conn *cn = rdl__client_route(k->c, k->key);
+    return cn != NULL ? rdl__conn_addr(cn) : "(closed)";
+}
+
 /* The EVALSHA of k re-encoded as EVAL <body> with the same arguments. */
 static int send_eval(call *k)
 {
@@ -65,12 +72,10 @@ static void on_reply(void *data, int status, const redisReply *r)
     }
     if (status == RDL__ENOSCRIPT) {
         rdl__errmsg_set(k->c, "script %s could not be loaded on %s", s->name,
-                        rdl__conn_addr(rdl__client_route(k->c, k->key)));
+                        addr_of(k));
         status = RDL_ESCRIPT;
     } else if (status < 0 && r != NULL && r->type == REDIS_REPLY_ERROR) {
-        rdl__errmsg_set(k->c, "%s on %s: %.200s", s->name,
-                        rdl__conn_addr(rdl__client_route(k->c, k->key)),
-                        r->str);
+        rdl__errmsg_set(k->c, "%s on %s: %.200s", s->name, addr_of(k), r->str);
     }
     k->fn(k->data, status, r);
     rdl__free(k);
