@@ -205,17 +205,21 @@ static void on_sub_down(rdl__conn *cn, int status, void *data)
     rdl__hub *h = data;
     size_t i;
     rdl__map_node *n;
+    unsigned lost = 0;
     (void)status;
     /* Subscriptions die with the connection; commands in flight already
      * reported their failure. */
     for (i = 0; i < h->map.nbuckets; i++)
         for (n = h->map.buckets[i]; n != NULL; n = n->next) {
             entry *e = RDL_CONTAINER_OF(n, entry, mnode);
-            if (e->state == SUBSCRIBED && e->sub == cn)
+            if (e->state == SUBSCRIBED && e->sub == cn) {
                 e->state = UNSUBSCRIBED;
+                lost++;
+            }
         }
-    /* A master that went away may have been replaced. */
-    if (h->c->cluster != NULL)
+    /* A master that went away may have been replaced; a dead node's
+     * reconnect attempts, which lose nothing, ask for nothing. */
+    if (lost > 0 && h->c->cluster != NULL)
         rdl__cluster_refresh(h->c->cluster);
 }
 

@@ -17,6 +17,7 @@ typedef struct scene {
     rdlt_fake *a, *b;
     unsigned slot; /* of the lock "r" */
     int mode;
+    int saw_publish, saw_spublish; /* a script was asked to use it */
 } scene;
 
 enum {
@@ -27,7 +28,10 @@ enum {
     PING_PONG,
     NOSCRIPT_ONCE,
     DROP_ONCE,
-    APPLIED_DROP_ONCE
+    APPLIED_DROP_ONCE,
+    OLD_SERVER,
+    SLOTS_FAIL_ONCE,
+    PLAIN
 };
 
 static int is_cmd(char **argv, size_t *lens, const char *name)
@@ -39,8 +43,28 @@ static int rule(rdlt_fake *f, void *data, int argc, char **argv, size_t *lens,
                 unsigned n, char *out, size_t outlen)
 {
     scene *s = data;
-    int other = rdlt_fake_port(f == s->a ? s->b : s->a);
-    (void)argc;
+    int other = rdlt_fake_port(f == s->a ? s->b : s->a), i;
+    if (s->mode == OLD_SERVER && is_cmd(argv, lens, "COMMAND")) {
+        snprintf(out, outlen, "*1\r\n$-1\r\n"); /* no SPUBLISH here */
+        return RDLT_FAKE_REPLY;
+    }
+    if (is_cmd(argv, lens, "SUBSCRIBE") && argc == 2) {
+        snprintf(out, outlen, "*3\r\n$9\r\nsubscribe\r\n$%zu\r\n%s\r\n:1\r\n",
+                 lens[1], argv[1]);
+        return RDLT_FAKE_REPLY;
+    }
+    if (s->mode == SLOTS_FAIL_ONCE && is_cmd(argv, lens, "CLUSTER") && n == 1) {
+        snprintf(out, outlen, "-ERR not ready yet\r\n");
+        return RDLT_FAKE_REPLY;
+    }
+    if (!is_cmd(argv, lens, "EVALSHA") && !is_cmd(argv, lens, "EVAL"))
+        return RDLT_FAKE_FORWARD;
+    for (i = 1; i < argc; i++) {
+        if (is_cmd(argv + i, lens + i, "publish"))
+            __atomic_store_n(&s->saw_publish, 1, __ATOMIC_SEQ_CST);
+        if (is_cmd(argv + i, lens + i, "spublish"))
+            __atomic_store_n(&s->saw_spublish, 1, __ATOMIC_SEQ_CST);
+    }
     if (!is_cmd(argv, lens, "EVALSHA"))
         return RDLT_FAKE_FORWARD;
     switch (s->mode) {
@@ -308,6 +332,83 @@ static void test_redirect_not_a_cluster(void **state)
                  rdl_client_errmsg(c));
 }
 
+/* A waiter that times out on a held lock, then the holder's release: what
+ * the client subscribed with and what the release script publishes with. */
+static void wait_then_release(rdl_client_t *c)
+{
+    rdl_lock_t *l = rdlt_lock(c, "r");
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 30000));
+    rdlt_assert_rc(rdl_lock_acquire_as(l, A + 1, 300, 30000), RDL_ETIMEDOUT);
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+}
+
+/* Redis 7 nodes: sharded pub/sub on both sides. */
+static void test_redirect_sharded_pubsub(void **state)
+{
+    scene *s = scene_start(PLAIN);
+    (void)state;
+    wait_then_release(client_for(s, 2000));
+    assert_int_equal(rdlt_fake_count(s->a, "SSUBSCRIBE"), 1);
+    assert_int_equal(rdlt_fake_count(s->a, "SUBSCRIBE"), 0);
+    assert_true(__atomic_load_n(&s->saw_spublish, __ATOMIC_SEQ_CST));
+    assert_false(__atomic_load_n(&s->saw_publish, __ATOMIC_SEQ_CST));
+}
+
+/* Nodes without SPUBLISH (before 7.0): classic pub/sub on both sides. */
+static void test_redirect_classic_pubsub_fallback(void **state)
+{
+    scene *s = scene_start(OLD_SERVER);
+    (void)state;
+    wait_then_release(client_for(s, 2000));
+    assert_int_equal(rdlt_fake_count(s->a, "SUBSCRIBE"), 1);
+    assert_int_equal(rdlt_fake_count(s->a, "SSUBSCRIBE"), 0);
+    assert_true(__atomic_load_n(&s->saw_publish, __ATOMIC_SEQ_CST));
+    assert_false(__atomic_load_n(&s->saw_spublish, __ATOMIC_SEQ_CST));
+}
+
+typedef struct loop_ctx {
+    rdl_client_t *c;
+    int rc;
+} loop_ctx;
+
+static void do_connect(void *arg)
+{
+    loop_ctx *x = arg;
+    x->rc = rdl_client_connect(x->c);
+}
+
+/* On the caller's loop connect returns at once; a seed that cannot give
+ * the table yet is asked again, locks work meanwhile (MOVED would lead
+ * them), and closing leaves no handle open on the caller's loop. */
+static void test_redirect_user_loop_first_round_retried(void **state)
+{
+    scene *s = scene_start(SLOTS_FAIL_ONCE);
+    rdlt_loop *lp = rdlt_loop_start();
+    char url[128];
+    loop_ctx x;
+    rdl_lock_t *l;
+    int64_t end;
+    (void)state;
+
+    snprintf(url, sizeof(url), "redis+cluster://127.0.0.1:%d",
+             rdlt_fake_port(s->a));
+    x.c = rdlt_client_new(url);
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(x.c, 2000, 2000));
+    rdlt_assert_ok(rdl_client_set_loop(x.c, rdlt_loop_uv(lp)));
+    rdlt_loop_call(lp, do_connect, &x);
+    rdlt_assert_ok(x.rc);
+    end = rdlt_now_ms() + 3000;
+    while (rdlt_fake_count(s->a, "CLUSTER") < 2 && rdlt_now_ms() < end)
+        rdlt_sleep_ms(10);
+    assert_int_equal(rdlt_fake_count(s->a, "CLUSTER"), 2);
+    l = rdlt_lock(x.c, "r");
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 30000));
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+    rdlt_lock_free(l);
+    rdlt_client_free(x.c);
+    assert_int_equal(rdlt_loop_stop(lp), 0);
+}
+
 static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_redirect_moved),
     RDLT_TEST(test_redirect_ask),
@@ -319,6 +420,9 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_redirect_drop_after_applied),
     RDLT_TEST(test_redirect_seed_fallback),
     RDLT_TEST(test_redirect_not_a_cluster),
+    RDLT_TEST(test_redirect_sharded_pubsub),
+    RDLT_TEST(test_redirect_classic_pubsub_fallback),
+    RDLT_TEST(test_redirect_user_loop_first_round_retried),
 };
 
 RDLT_MAIN(tests)
