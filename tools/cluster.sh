@@ -36,14 +36,27 @@ cli() {
 }
 port_busy() { (exec 3<>"/dev/tcp/$host/$1") 2>/dev/null; }
 
+# 1 if pid $1 is still a redis-server on port $2 (not a reused pid).
+is_node() {
+    [ -r "/proc/$1/cmdline" ] &&
+        tr '\0' ' ' <"/proc/$1/cmdline" | grep -q "redis-server.*:$2"
+}
+
+# 1 while pid $1 is our node on port $2 or still exiting (its command line
+# is empty then); 0 once it is gone or the pid belongs to another program.
+exiting() {
+    local cmd
+    kill -0 "$1" 2>/dev/null || return 1
+    cmd=$(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null) || return 1
+    [ -z "$cmd" ] || is_node "$1" "$2"
+}
+
 # The pid of our node on port $1, if it still runs as that redis-server.
 our_pid() {
-    local port=$1 f="$dir/$1/redis.pid" pid
+    local f="$dir/$1/redis.pid" pid
     [ -f "$f" ] || return 1
     pid=$(cat "$f")
-    [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] || return 1
-    tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q "redis-server.*:$port" ||
-        return 1
+    [ -n "$pid" ] && is_node "$pid" "$1" || return 1
     echo "$pid"
 }
 
@@ -125,7 +138,8 @@ start() {
             --dir "$dir/$p" --pidfile "$dir/$p/redis.pid" \
             --logfile "$dir/$p/redis.log" --save '' --appendonly no \
             --cluster-enabled yes --cluster-config-file nodes.conf \
-            --cluster-node-timeout "$node_timeout"
+            --cluster-node-timeout "$node_timeout" \
+            --shutdown-on-sigterm "nosave now"
         addrs+=("$host:$p")
     done
     for p in "${picked[@]}"; do
@@ -160,19 +174,28 @@ start() {
 }
 
 stop() {
-    local p pid
+    local p pid ports=() pids=() i
     [ -e "$dir/$marker" ] || {
         log "$dir holds no cluster started by this script"
         exit 1
     }
+    # All at once: a node takes a moment to exit after SIGTERM.
     for p in $(ports_of); do
         pid=$(our_pid "$p") || continue
         kill "$pid"
-        for _ in $(seq 50); do
-            kill -0 "$pid" 2>/dev/null || break
+        ports+=("$p")
+        pids+=("$pid")
+    done
+    # Wait until each is gone, not only exiting (an exiting process has an
+    # empty command line for a while), so its ports are free on return.
+    for i in "${!pids[@]}"; do
+        for _ in $(seq 100); do
+            exiting "${pids[$i]}" "${ports[$i]}" || break
             sleep 0.1
         done
-        kill -9 "$pid" 2>/dev/null || true
+        if is_node "${pids[$i]}" "${ports[$i]}"; then
+            kill -9 "${pids[$i]}"
+        fi
     done
     rm -rf "$dir"
 }
