@@ -222,6 +222,11 @@ rdl__conn *rdl__client_route(rdl_client_t *c, const char *key)
     return c->cmd;
 }
 
+unsigned rdl__client_slot(const rdl_client_t *c, const char *key)
+{
+    return c->cluster != NULL ? rdl__slot(key, strlen(key)) : 0;
+}
+
 int rdl__client_send(rdl_client_t *c, const char *key, const char *cmd,
                      size_t len, rdl__reply_fn fn, void *data)
 {

@@ -234,6 +234,12 @@ rdl__conn *rdl__client_route(rdl_client_t *c, const char *key);
  * 0, RDL_ENOMEM or RDL_ECLOSED (then fn is never called). */
 int rdl__client_send(rdl_client_t *c, const char *key, const char *cmd,
                      size_t len, rdl__reply_fn fn, void *data);
+/* The group of `key` for calls with several keys: its cluster slot on a
+ * cluster (keys of one script call must share a slot there, or the call
+ * fails with CROSSSLOT), 0 on one server, where any keys may share a call.
+ * Work batched per (rdl__client_route(), rdl__client_slot()) is valid on
+ * both. */
+unsigned rdl__client_slot(const rdl_client_t *c, const char *key);
 /* The command release scripts publish with: "spublish" on a cluster whose
  * servers have sharded pub/sub (Redis 7.0+), else "publish". Matches what
  * the hub subscribes with. */
