@@ -14,6 +14,7 @@ packages=(
     libhiredis-dev libuv1-dev libsodium-dev libcmocka-dev
     redis-server redis-tools
     cmake gcc make pkg-config clang-format
+    docker-compose
 )
 
 installed() {

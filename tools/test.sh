@@ -12,6 +12,8 @@
 #   consumers  install rdl and build the add_subdirectory, find_package and
 #            pkg-config consumer projects (tests/consumers/run.sh)
 #   format   clang-format --dry-run --Werror over the C sources
+#   compose  docker-compose config: docker-compose.yml is valid (no engine
+#            is needed for that)
 #
 # Stops at the first failing stage and names it; exits non-zero then.
 # Set CI=1 (as .ci/run does) so tests that need redis-server fail, rather
@@ -145,6 +147,12 @@ stage_format() {
     echo "${#files[@]} files formatted as .clang-format says"
 }
 
+stage_compose() {
+    begin compose "docker-compose config"
+    docker-compose -f docker-compose.yml config -q
+    echo "docker-compose.yml is valid"
+}
+
 stage_deps
 stage_build
 stage_test
@@ -157,6 +165,7 @@ fi
 stage_consumers
 stage_bench
 stage_format
+stage_compose
 
 stage=""
 echo

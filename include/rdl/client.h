@@ -1,5 +1,5 @@
 /* rdl: the client. One client holds the connections to one Redis deployment
- * (a server, later a cluster), one libuv loop, one watchdog and the pub/sub
+ * (a server or a cluster), one libuv loop, one watchdog and the pub/sub
  * subscriptions that wake waiters. Lock objects are made from a client. */
 #ifndef RDL_CLIENT_H
 #define RDL_CLIENT_H
@@ -28,15 +28,20 @@ RDL_API RDL_NODISCARD int rdl_client_new(rdl_client_t **out);
 /**
  * Sets the server to use. Forms:
  *   redis://[user[:password]@]host[:port][/db]   one server
+ *   redis+cluster://[user[:password]@]host[:port][,host[:port]...]
+ *                                                a Redis Cluster: seed nodes
  * host is a name, an IPv4 address or a bracketed IPv6 address; port defaults
- * to 6379 and db to 0. User and password may be percent-encoded. The default
- * is redis://127.0.0.1:6379.
+ * to 6379 and db to 0 (a cluster has database 0 only). User and password may
+ * be percent-encoded and apply to every node. The default is
+ * redis://127.0.0.1:6379. With a cluster URL rdl_client_connect() succeeds
+ * once one seed has answered with the slot table; locks are then routed to
+ * the master of their name's slot (README "Redis Cluster").
  *
  * @param url  NUL-terminated; copied.
  * @return 0; RDL_EINVAL for a NULL or malformed URL (rdl_client_errmsg()
  *         says what is wrong), or when called after rdl_client_connect();
  *         RDL_ENOTSUP for a scheme this version does not support
- *         (redis+cluster:// until cluster support lands); RDL_ENOMEM.
+ *         (rediss://, TLS); RDL_ENOMEM.
  *
  * Thread safety: configuration calls must not race with each other or with
  * rdl_client_connect() on the same client.
@@ -184,6 +189,8 @@ typedef struct rdl_client_stats_s {
                                     round trip, renewing up to 200 holds) */
     uint64_t renewal_failures; /**< watchdog: renewal calls that failed */
     uint64_t holds_lost;       /**< watchdog: holds reported lost */
+    uint64_t redirects;        /**< cluster MOVED/ASK replies followed */
+    uint64_t refreshes;        /**< cluster slot table requests */
 } rdl_client_stats_t;
 
 /**

@@ -217,8 +217,31 @@ void rdl__client_owner(const rdl_client_t *c, rdl_owner_t owner, char out[64])
 
 rdl__conn *rdl__client_route(rdl_client_t *c, const char *key)
 {
-    (void)key; /* one server: one connection */
+    if (c->cluster != NULL)
+        return rdl__cluster_conn(c->cluster, rdl__slot(key, strlen(key)));
     return c->cmd;
+}
+
+unsigned rdl__client_slot(const rdl_client_t *c, const char *key)
+{
+    return c->cluster != NULL ? rdl__slot(key, strlen(key)) : 0;
+}
+
+int rdl__client_send(rdl_client_t *c, const char *key, const char *cmd,
+                     size_t len, rdl__reply_fn fn, void *data)
+{
+    if (c->cluster != NULL)
+        return rdl__cluster_send(c->cluster, rdl__slot(key, strlen(key)), cmd,
+                                 len, fn, data);
+    if (c->cmd == NULL)
+        return RDL_ECLOSED;
+    return rdl__conn_send(c->cmd, cmd, len, fn, data);
+}
+
+const char *rdl__client_publish_cmd(const rdl_client_t *c)
+{
+    return c->cluster != NULL && rdl__cluster_sharded(c->cluster) ? "spublish"
+                                                                  : "publish";
 }
 
 void rdl__client_active_add(rdl_client_t *c, rdl__active *a)
@@ -297,6 +320,8 @@ static void shutdown_loop(rdl_client_t *c)
     run_tasks(c, RDL_ECLOSED);
     rdl__conn_close(c->cmd);
     c->cmd = NULL;
+    rdl__cluster_close(c->cluster);
+    c->cluster = NULL;
     rdl__hub_close(c->hub);
     while (!rdl__queue_empty(&c->active)) {
         a = RDL_CONTAINER_OF(rdl__queue_head(&c->active), rdl__active, node);
@@ -317,22 +342,15 @@ static void on_wake(uv_async_t *h)
         run_tasks(c, 0);
 }
 
-static void on_cmd_ready(rdl__conn *cn, void *data)
+void rdl__client_connect_settled(rdl_client_t *c, int status)
 {
-    rdl_client_t *c = data;
-    (void)cn;
-    if (c->connect_status == 1) {
+    if (c->connect_status != 1)
+        return;
+    if (status == 0) {
         c->connect_status = 0;
         if (c->user_loop == NULL)
             uv_sem_post(&c->ready_sem);
-    }
-}
-
-static void on_cmd_down(rdl__conn *cn, int status, void *data)
-{
-    rdl_client_t *c = data;
-    (void)cn;
-    if (c->connect_status == 1 && c->user_loop == NULL) {
+    } else if (c->user_loop == NULL) {
         /* The first attempt failed: rdl_client_connect() reports it. */
         c->connect_status = status;
         snprintf(c->connect_msg, sizeof(c->connect_msg), "%s",
@@ -341,7 +359,20 @@ static void on_cmd_down(rdl__conn *cn, int status, void *data)
     }
 }
 
-static const rdl__conn_events cmd_events = {on_cmd_ready, on_cmd_down, NULL};
+static void on_cmd_ready(rdl__conn *cn, void *data)
+{
+    (void)cn;
+    rdl__client_connect_settled(data, 0);
+}
+
+static void on_cmd_down(rdl__conn *cn, int status, void *data)
+{
+    (void)cn;
+    rdl__client_connect_settled(data, status);
+}
+
+static const rdl__conn_events cmd_events = {on_cmd_ready, on_cmd_down, NULL,
+                                            NULL};
 
 /* The loop thread takes no asynchronous signals: they belong to the
  * application's threads (a SIGINT handler, sigwait). With SIGPIPE blocked,
@@ -423,15 +454,21 @@ int rdl_client_connect(rdl_client_t *c)
     c->wake.data = c;
     rdl__client_handle_opened(c);
     c->hub = rdl__hub_new(c);
-    c->cmd = rdl__conn_new(c, RDL__CONN_CMD, c->url.host, c->url.port,
-                           &cmd_events, c);
+    if (c->url.cluster)
+        c->cluster = rdl__cluster_new(c);
+    else
+        c->cmd = rdl__conn_new(c, RDL__CONN_CMD, c->url.host, c->url.port,
+                               &cmd_events, c);
     c->connect_status = 1; /* pending */
     set_state(c, RDL__CLIENT_RUNNING);
-    if (c->hub == NULL || c->cmd == NULL) {
+    if (c->hub == NULL || (c->cmd == NULL && c->cluster == NULL)) {
         rc = RDL_ENOMEM;
         goto fail;
     }
-    rdl__conn_start(c->cmd);
+    if (c->cluster != NULL)
+        rdl__cluster_start(c->cluster);
+    else
+        rdl__conn_start(c->cmd);
     if (c->user_loop != NULL)
         return 0;
     if (uv_thread_create(&c->thread, loop_main, c) != 0) {

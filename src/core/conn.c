@@ -429,6 +429,11 @@ static void dispatch(rdl__conn *cn, const redisReply *r)
         cn->ev->message(cn, r, cn->data);
         return;
     }
+    /* A cluster node unsubscribes sharded channels unasked when their slot
+     * leaves it; such a push answers no command. */
+    if (code == RDL__REPLY_SUNSUBSCRIBE && cn->ev->unsubscribed != NULL &&
+        cn->ev->unsubscribed(cn, r, cn->data))
+        return;
     k = pop(&cn->sent);
     if (k == NULL) {
         drop(cn, RDL_EPROTO, "reply without a command");

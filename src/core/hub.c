@@ -15,7 +15,15 @@
  *
  * After the subscriber connection is re-established, every channel that
  * still has waiters is subscribed again, and its waiters try again once that
- * is confirmed: nothing published during the outage is relied upon. */
+ * is confirmed: nothing published during the outage is relied upon.
+ *
+ * On a cluster each channel is subscribed on the subscriber connection of
+ * the master that owns its slot, with SSUBSCRIBE where the servers have
+ * sharded pub/sub (the release scripts then SPUBLISH, which reaches only
+ * that shard). When the slot moves (failover, migration: the node says so
+ * with an unasked "sunsubscribe", or its connection drops, or a subscribe
+ * is redirected) the entry is marked unsubscribed and the slot table is
+ * refreshed; rdl__hub_rehome() then subscribes it on the new owner. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,11 +45,13 @@ typedef struct rdl__hub_entry {
     int missed;      /* a wake-one message found nobody asleep */
     rdl__queue idle; /* in hub->idle while nwaiters == 0 */
     uint64_t idle_since;
+    rdl__conn *sub; /* where it is (being) subscribed; NULL before */
+    unsigned slot;  /* of the channel, on a cluster */
 } entry;
 
 struct rdl__hub {
     rdl_client_t *c;
-    rdl__conn *sub; /* opened with the first subscription */
+    rdl__conn *sub; /* one server: opened with the first subscription */
     rdl__map map;
     rdl__queue idle; /* entries without waiters, oldest first */
     uv_timer_t sweep;
@@ -120,13 +130,18 @@ static void wake_target(entry *e, const char *owner, size_t len)
 static void on_subscribed(void *data, int status, const redisReply *r)
 {
     entry *e = data;
+    rdl_client_t *c = e->hub->c;
     (void)r;
     if (e->hub->freed)
         return;
     if (status != 0) {
         /* Waiters keep their capped sleeps; the next reconnect (or the
-         * next waiter) subscribes again. */
+         * next waiter) subscribes again. On a cluster the channel's slot
+         * may have moved (MOVED, a dead master): the refresh that follows
+         * rehomes it. */
         e->state = UNSUBSCRIBED;
+        if (c->cluster != NULL)
+            rdl__cluster_refresh(c->cluster);
         return;
     }
     e->state = SUBSCRIBED;
@@ -151,15 +166,41 @@ static void send_channel_cmd(entry *e, const char *verb, rdl__reply_fn fn)
 {
     const char *argv[2] = {verb, e->channel};
     size_t lens[2] = {strlen(verb), e->len};
-    if (rdl__conn_sendv(e->hub->sub, 2, argv, lens, fn, e) != 0)
+    if (e->sub == NULL || rdl__conn_sendv(e->sub, 2, argv, lens, fn, e) != 0)
         fn(e, RDL_ENOMEM, NULL);
+}
+
+/* 1 if channels are sharded (SSUBSCRIBE), matching the release scripts'
+ * publish command. */
+static int sharded(const rdl__hub *h)
+{
+    return h->c->cluster != NULL && rdl__cluster_sharded(h->c->cluster);
+}
+
+static const rdl__conn_events sub_events;
+
+/* The subscriber connection for e: the server's, or its slot owner's. */
+static rdl__conn *sub_for(rdl__hub *h, const entry *e)
+{
+    rdl_client_t *c = h->c;
+    if (c->cluster != NULL)
+        return rdl__cluster_sub(c->cluster, e->slot, &sub_events, h);
+    if (h->sub == NULL) {
+        h->sub = rdl__conn_new(c, RDL__CONN_SUB, c->url.host, c->url.port,
+                               &sub_events, h);
+        if (h->sub != NULL)
+            rdl__conn_start(h->sub);
+    }
+    return h->sub;
 }
 
 static void subscribe(entry *e)
 {
     e->state = SUBSCRIBING;
+    e->sub = sub_for(e->hub, e);
     RDL__STAT_INC(e->hub->c, subscribes);
-    send_channel_cmd(e, "SUBSCRIBE", on_subscribed);
+    send_channel_cmd(e, sharded(e->hub) ? "SSUBSCRIBE" : "SUBSCRIBE",
+                     on_subscribed);
 }
 
 static void on_sub_ready(rdl__conn *cn, void *data)
@@ -172,7 +213,7 @@ static void on_sub_ready(rdl__conn *cn, void *data)
         for (n = h->map.buckets[i]; n != NULL; n = next) {
             entry *e = RDL_CONTAINER_OF(n, entry, mnode);
             next = n->next;
-            if (e->state != UNSUBSCRIBED)
+            if (e->state != UNSUBSCRIBED || (e->sub != NULL && e->sub != cn))
                 continue;
             if (e->nwaiters > 0)
                 subscribe(e);
@@ -187,16 +228,45 @@ static void on_sub_down(rdl__conn *cn, int status, void *data)
     rdl__hub *h = data;
     size_t i;
     rdl__map_node *n;
-    (void)cn;
+    unsigned lost = 0;
     (void)status;
     /* Subscriptions die with the connection; commands in flight already
      * reported their failure. */
     for (i = 0; i < h->map.nbuckets; i++)
         for (n = h->map.buckets[i]; n != NULL; n = n->next) {
             entry *e = RDL_CONTAINER_OF(n, entry, mnode);
-            if (e->state == SUBSCRIBED)
+            if (e->state == SUBSCRIBED && e->sub == cn) {
                 e->state = UNSUBSCRIBED;
+                lost++;
+            }
         }
+    /* A master that went away may have been replaced; a dead node's
+     * reconnect attempts, which lose nothing, ask for nothing. */
+    if (lost > 0 && h->c->cluster != NULL)
+        rdl__cluster_refresh(h->c->cluster);
+}
+
+/* A "sunsubscribe": the reply to ours while the entry unsubscribes on
+ * this connection, else a push saying the channel's slot left the node. */
+static int on_sub_unsubscribed(rdl__conn *cn, const redisReply *r, void *data)
+{
+    rdl__hub *h = data;
+    const char *ch;
+    size_t chl;
+    rdl__map_node *n;
+    entry *e;
+    if (!rdl__reply_sunsubscribe(r, &ch, &chl))
+        return 0;
+    n = rdl__map_find(&h->map, ch, chl);
+    e = n != NULL ? RDL_CONTAINER_OF(n, entry, mnode) : NULL;
+    if (e != NULL && e->sub == cn && e->state == UNSUBSCRIBING)
+        return 0;
+    if (e != NULL && e->sub == cn && e->state == SUBSCRIBED) {
+        e->state = UNSUBSCRIBED;
+        if (h->c->cluster != NULL)
+            rdl__cluster_refresh(h->c->cluster);
+    }
+    return 1;
 }
 
 static void on_sub_message(rdl__conn *cn, const redisReply *r, void *data)
@@ -224,8 +294,8 @@ static void on_sub_message(rdl__conn *cn, const redisReply *r, void *data)
     }
 }
 
-static const rdl__conn_events sub_events = {on_sub_ready, on_sub_down,
-                                            on_sub_message};
+static const rdl__conn_events sub_events = {
+    on_sub_ready, on_sub_down, on_sub_message, on_sub_unsubscribed};
 
 /* ---- lingering entries ---------------------------------------------------- */
 
@@ -241,7 +311,8 @@ static void on_sweep(uv_timer_t *t)
         rdl__queue_remove(&e->idle);
         if (e->state == SUBSCRIBED) {
             e->state = UNSUBSCRIBING;
-            send_channel_cmd(e, "UNSUBSCRIBE", on_unsubscribed);
+            send_channel_cmd(e, sharded(h) ? "SUNSUBSCRIBE" : "UNSUBSCRIBE",
+                             on_unsubscribed);
         } else if (e->state == UNSUBSCRIBED) {
             free_entry(e);
         } else {
@@ -264,13 +335,6 @@ int rdl__hub_join(rdl_client_t *c, const char *channel, rdl__waiter *w,
     rdl__map_node *n;
     entry *e;
 
-    if (h->sub == NULL) {
-        h->sub = rdl__conn_new(c, RDL__CONN_SUB, c->url.host, c->url.port,
-                               &sub_events, h);
-        if (h->sub == NULL)
-            return RDL_ENOMEM;
-        rdl__conn_start(h->sub);
-    }
     n = rdl__map_find(&h->map, channel, len);
     if (n != NULL) {
         e = RDL_CONTAINER_OF(n, entry, mnode);
@@ -287,6 +351,7 @@ int rdl__hub_join(rdl_client_t *c, const char *channel, rdl__waiter *w,
         }
         e->hub = h;
         e->len = len;
+        e->slot = rdl__slot(channel, len);
         e->state = UNSUBSCRIBED;
         rdl__queue_init(&e->waiters);
         rdl__queue_init(&e->idle);
@@ -346,6 +411,30 @@ int rdl__hub_sleep(rdl__waiter *w)
 void rdl__hub_busy(rdl__waiter *w)
 {
     w->sleeping = 0;
+}
+
+void rdl__hub_rehome(rdl__hub *h)
+{
+    size_t i;
+    rdl__map_node *n, *next;
+    if (h == NULL || h->freed)
+        return;
+    for (i = 0; i < h->map.nbuckets; i++) {
+        for (n = h->map.buckets[i]; n != NULL; n = next) {
+            entry *e = RDL_CONTAINER_OF(n, entry, mnode);
+            next = n->next;
+            /* A subscription on a node that no longer owns the slot hears
+             * nothing more; the old node dropped it or will. */
+            if (e->state == SUBSCRIBED && e->sub != sub_for(h, e))
+                e->state = UNSUBSCRIBED;
+            if (e->state != UNSUBSCRIBED)
+                continue;
+            if (e->nwaiters > 0)
+                subscribe(e);
+            else
+                free_entry(e);
+        }
+    }
 }
 
 /* ---- lifecycle ------------------------------------------------------------ */

@@ -41,32 +41,58 @@ enum {
 #undef RDL__ERRNO_ENUM_
 };
 
-/* A positive result of rdl__reply_code(): a pub/sub message push. */
+/* Positive results of rdl__reply_code(): a pub/sub message push, and a
+ * "sunsubscribe" confirmation, which a cluster node also sends unasked
+ * when the slot of a sharded channel leaves it. */
 #define RDL__REPLY_MESSAGE 1
+#define RDL__REPLY_SUNSUBSCRIBE 2
 
 /* The one function that reads the strings of server replies. Maps a reply
  * to 0 (an ordinary reply), RDL__REPLY_MESSAGE (a "message" or "smessage"
- * push), or the RDL_E* / RDL__E* code of an error reply. */
+ * push), RDL__REPLY_SUNSUBSCRIBE, or the RDL_E* / RDL__E* code of an error
+ * reply. */
 int rdl__reply_code(const redisReply *r);
+
+/* If r is a MOVED or ASK error ("MOVED 3999 127.0.0.1:6381"), stores the
+ * slot and the address (host "" if the node did not know its own, port) and
+ * returns 1; else returns 0. */
+int rdl__reply_redirect(const redisReply *r, unsigned *slot, char *host,
+                        size_t hostlen, int *port);
 
 /* If rdl__reply_code(r) says `r` is a message push, stores its channel and
  * payload and returns 1; else returns 0. */
 int rdl__reply_message(const redisReply *r, const char **chan, size_t *chanlen,
                        const char **msg, size_t *msglen);
+/* If r is a "sunsubscribe" reply or push, stores its channel and returns 1;
+ * else returns 0. */
+int rdl__reply_sunsubscribe(const redisReply *r, const char **chan,
+                            size_t *chanlen);
 
 /* ---- url.c -------------------------------------------------------------- */
 
-typedef struct rdl__url {
+typedef struct rdl__addr {
     char *host; /* without brackets for IPv6 */
+    int port;
+} rdl__addr;
+
+#define RDL__URL_SEEDS_MAX 64
+
+typedef struct rdl__url {
+    char *host; /* without brackets for IPv6; a cluster's first seed */
     int port;
     char *user; /* NULL if absent */
     char *pass; /* NULL if absent */
     int db;
+    int cluster;      /* redis+cluster:// */
+    size_t nseeds;    /* cluster: the seed nodes, in the URL's order */
+    rdl__addr *seeds; /* NULL unless cluster */
 } rdl__url;
 
-/* Parses redis://[user[:password]@]host[:port][/db]. On failure returns
- * RDL_EINVAL (or RDL_ENOTSUP for redis+cluster://, RDL_ENOMEM) and writes a
- * sentence saying what is wrong to err; `out` is then untouched. */
+/* Parses redis://[user[:password]@]host[:port][/db] and
+ * redis+cluster://[user[:password]@]host[:port][,host[:port]...][/0]
+ * (port 6379 when left out). On failure returns RDL_EINVAL (RDL_ENOTSUP
+ * for rediss://, or RDL_ENOMEM) and writes a sentence saying what is wrong
+ * to err; `out` is then untouched. */
 int rdl__url_parse(const char *text, rdl__url *out, char *err, size_t errlen);
 void rdl__url_clear(rdl__url *u);
 
@@ -89,6 +115,17 @@ int rdl__hash_tag(const char *s, size_t len, size_t *off, size_t *taglen);
 char *rdl__key(const char *prefix, const char *kind, const char *name,
                const char *suffix);
 
+/* ---- slot.c: Redis Cluster key slots ------------------------------------ */
+
+#define RDL__SLOTS 16384
+
+/* CRC16 (XMODEM) of buf[0..len), as Redis Cluster uses it. */
+unsigned rdl__crc16(const void *buf, size_t len);
+/* The cluster slot of key[0..len): CRC16 of its hash tag if it has one
+ * (rdl__hash_tag), else of the whole key, mod 16384. Every key and channel
+ * of one lock has the slot of the lock name's tag. */
+unsigned rdl__slot(const char *key, size_t len);
+
 /* ---- scripts (generated from scripts/<kind>_<op>.lua at build time) ----- */
 
 typedef struct rdl__script {
@@ -104,6 +141,9 @@ typedef struct rdl__script {
 
 typedef struct rdl__conn rdl__conn;
 typedef struct rdl__hub rdl__hub;
+typedef struct rdl__cluster rdl__cluster;
+/* A command's reply callback; its contract is in the conn.c section. */
+typedef void (*rdl__reply_fn)(void *data, int status, const redisReply *r);
 
 /* Work posted to the loop thread. run() gets 0, or RDL_ECLOSED when the
  * client shuts down before the task could run (then it must not start any
@@ -153,7 +193,8 @@ struct rdl_client_s {
     uv_sem_t ready_sem;    /* posted when the first connect settles */
     int connect_status;    /* 1 while the first connect is pending */
     char connect_msg[256]; /* why the first connect failed */
-    rdl__conn *cmd;
+    rdl__conn *cmd;        /* one server; NULL on a cluster */
+    rdl__cluster *cluster; /* redis+cluster://; NULL otherwise */
     rdl__hub *hub;
     struct rdl__watchdog *wd; /* src/watchdog; created by the first hold */
     uint64_t seq;             /* request ids; loop thread only */
@@ -177,9 +218,36 @@ int rdl__client_check_async(const rdl_client_t *c);
 void rdl__client_reqid(rdl_client_t *c, char out[64]);
 /* "<client-id>:<owner>". */
 void rdl__client_owner(const rdl_client_t *c, rdl_owner_t owner, char out[64]);
-/* The connection that serves `key` (the one server; per slot on a
- * cluster). */
+/* The command connection of the node that serves `key` now: the one
+ * server, or on a cluster the master that owns the key's slot in the
+ * client's slot table (a connection of some node if no master is known
+ * for it). Commands sent on it directly get no redirect handling: use
+ * rdl__client_send() or rdl__script_run() for that. Never NULL while the
+ * client runs. Together with rdl__slot() this is how work is grouped per
+ * node and slot (the watchdog's batches). */
 rdl__conn *rdl__client_route(rdl_client_t *c, const char *key);
+/* Sends a formatted command for `key` (copied) to the node that serves
+ * it. On a cluster, MOVED and ASK redirects are followed (RDL_EREDIRECT
+ * once the redirect budget is spent), TRYAGAIN, CLUSTERDOWN, LOADING and a
+ * node that cannot be reached are retried with backoff within the command
+ * timeout, and the slot table is refreshed when it proved stale. fn as
+ * rdl__reply_fn; other error replies (NOSCRIPT included) reach fn. Returns
+ * 0, RDL_ENOMEM or RDL_ECLOSED (then fn is never called). */
+int rdl__client_send(rdl_client_t *c, const char *key, const char *cmd,
+                     size_t len, rdl__reply_fn fn, void *data);
+/* The group of `key` for calls with several keys: its cluster slot on a
+ * cluster (keys of one script call must share a slot there, or the call
+ * fails with CROSSSLOT), 0 on one server, where any keys may share a call.
+ * Work batched per (rdl__client_route(), rdl__client_slot()) is valid on
+ * both. */
+unsigned rdl__client_slot(const rdl_client_t *c, const char *key);
+/* The command release scripts publish with: "spublish" on a cluster whose
+ * servers have sharded pub/sub (Redis 7.0+), else "publish". Matches what
+ * the hub subscribes with. */
+const char *rdl__client_publish_cmd(const rdl_client_t *c);
+/* The first slot table is known (status 0), or the client could not reach
+ * any node (status < 0): settles rdl_client_connect(). Loop thread. */
+void rdl__client_connect_settled(rdl_client_t *c, int status);
 /* Handle accounting, so close knows when everything is closed. */
 void rdl__client_handle_opened(rdl_client_t *c);
 void rdl__client_handle_closed(rdl_client_t *c);
@@ -216,6 +284,10 @@ typedef struct rdl__conn_events {
     void (*down)(rdl__conn *cn, int status, void *data);
     /* SUB role: a pub/sub message (see rdl__reply_message()). */
     void (*message)(rdl__conn *cn, const redisReply *r, void *data);
+    /* SUB role, optional: a "sunsubscribe" reply arrived. Returns 1 if it
+     * was pushed unasked (the channel's slot left the node), and so
+     * answers no command; 0 if it is the reply to the oldest command. */
+    int (*unsubscribed)(rdl__conn *cn, const redisReply *r, void *data);
 } rdl__conn_events;
 
 rdl__conn *rdl__conn_new(rdl_client_t *c, rdl__conn_role role, const char *host,
@@ -287,6 +359,37 @@ void rdl__hub_leave(rdl__waiter *w);
 int rdl__hub_sleep(rdl__waiter *w);
 /* Marks w busy (trying). */
 void rdl__hub_busy(rdl__waiter *w);
+/* Cluster: the slot table changed. Channels whose slot moved to another
+ * node are subscribed there (their waiters try again once that is
+ * confirmed). */
+void rdl__hub_rehome(rdl__hub *h);
+
+/* ---- src/cluster: slot table, routing and redirects -------------------- */
+
+/* The number of MOVED/ASK redirects one command may follow. */
+#define RDL__REDIRECT_BUDGET 16
+
+/* Created by rdl_client_connect() for a redis+cluster:// URL. start()
+ * asks the seeds for the slot table and calls
+ * rdl__client_connect_settled() once. */
+rdl__cluster *rdl__cluster_new(rdl_client_t *c);
+void rdl__cluster_start(rdl__cluster *cl);
+/* Shutdown: fails every command with RDL_ECLOSED, closes every connection
+ * and frees the cluster once its handles are closed. */
+void rdl__cluster_close(rdl__cluster *cl);
+/* See rdl__client_send(). */
+int rdl__cluster_send(rdl__cluster *cl, unsigned slot, const char *cmd,
+                      size_t len, rdl__reply_fn fn, void *data);
+/* The command connection of the slot's master (see rdl__client_route()). */
+rdl__conn *rdl__cluster_conn(rdl__cluster *cl, unsigned slot);
+/* The subscriber connection of the slot's master, opened on first use
+ * with the hub's events; NULL when out of memory. */
+rdl__conn *rdl__cluster_sub(rdl__cluster *cl, unsigned slot,
+                            const rdl__conn_events *ev, void *data);
+/* Asks for a new slot table soon (throttled; at most one in flight). */
+void rdl__cluster_refresh(rdl__cluster *cl);
+/* 1 if the servers have sharded pub/sub (SSUBSCRIBE/SPUBLISH). */
+int rdl__cluster_sharded(const rdl__cluster *cl);
 
 /* ---- sync.c: the blocking facade ------------------------------------------ */
 

@@ -43,13 +43,23 @@ static int is_message(const redisReply *r)
            r->element[2]->type == REDIS_REPLY_STRING;
 }
 
+/* ["sunsubscribe", channel, count]. */
+static int is_sunsubscribe(const redisReply *r)
+{
+    return r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
+           str_is(r->element[0], "sunsubscribe") &&
+           r->element[1]->type == REDIS_REPLY_STRING;
+}
+
 int rdl__reply_code(const redisReply *r)
 {
     size_t i, n;
     if (r == NULL)
         return RDL_EPROTO;
     if (r->type == REDIS_REPLY_ARRAY)
-        return is_message(r) ? RDL__REPLY_MESSAGE : 0;
+        return is_message(r)        ? RDL__REPLY_MESSAGE
+               : is_sunsubscribe(r) ? RDL__REPLY_SUNSUBSCRIBE
+                                    : 0;
     if (r->type != REDIS_REPLY_ERROR)
         return 0;
     for (i = 0; i < sizeof(error_words) / sizeof(error_words[0]); i++) {
@@ -78,5 +88,55 @@ int rdl__reply_message(const redisReply *r, const char **chan, size_t *chanlen,
     *chanlen = r->element[1]->len;
     *msg = r->element[2]->str;
     *msglen = r->element[2]->len;
+    return 1;
+}
+
+int rdl__reply_sunsubscribe(const redisReply *r, const char **chan,
+                            size_t *chanlen)
+{
+    if (r == NULL || !is_sunsubscribe(r))
+        return 0;
+    *chan = r->element[1]->str;
+    *chanlen = r->element[1]->len;
+    return 1;
+}
+
+/* "MOVED <slot> <host>:<port>" or "ASK ...": the port follows the last
+ * ':', so IPv6 hosts need no brackets; an empty host means the node does
+ * not know its own address (the caller uses the one it dialled). */
+int rdl__reply_redirect(const redisReply *r, unsigned *slot, char *host,
+                        size_t hostlen, int *port)
+{
+    const char *p, *addr, *colon, *end;
+    unsigned long s = 0, pt = 0;
+    int code = rdl__reply_code(r);
+    if (code != RDL__EMOVED && code != RDL__EASK)
+        return 0;
+    p = strchr(r->str, ' ');
+    if (p == NULL)
+        return 0;
+    for (p++; *p >= '0' && *p <= '9' && s < 100000; p++)
+        s = s * 10 + (unsigned long)(*p - '0');
+    if (*p != ' ' || s >= 16384)
+        return 0;
+    addr = p + 1;
+    end = r->str + r->len;
+    colon = NULL;
+    for (p = addr; p < end; p++)
+        if (*p == ':')
+            colon = p;
+    if (colon == NULL || colon + 1 == end || (size_t)(colon - addr) >= hostlen)
+        return 0;
+    for (p = colon + 1; p < end; p++) {
+        if (*p < '0' || *p > '9' || pt > 65535)
+            return 0;
+        pt = pt * 10 + (unsigned long)(*p - '0');
+    }
+    if (pt == 0 || pt > 65535)
+        return 0;
+    memcpy(host, addr, (size_t)(colon - addr));
+    host[colon - addr] = '\0';
+    *slot = (unsigned)s;
+    *port = (int)pt;
     return 1;
 }

@@ -1,7 +1,11 @@
-/* Script calls: EVALSHA; on NOSCRIPT (a restarted server, a failover, SCRIPT
- * FLUSH), SCRIPT LOAD on the same node, pipelined with one retry of the same
- * EVALSHA. A script that did not run is safe to run again, so the retry
- * never counts twice. */
+/* Script calls: EVALSHA, sent through rdl__client_send() so a cluster's
+ * redirects are followed. On NOSCRIPT (a restarted server, a failover to a
+ * replica that never saw the script, SCRIPT FLUSH, an ASK to a node that
+ * never ran it) the same call is sent once more as EVAL with the script's
+ * body, which runs it and caches it on whichever node finally serves the
+ * slot: one round trip, like SCRIPT LOAD + EVALSHA pipelined, but without
+ * assuming the retry reaches the node that said NOSCRIPT. A script that did
+ * not run is safe to run again, so the retry never counts twice. */
 #include <stdio.h>
 #include <string.h>
 
@@ -11,20 +15,48 @@
 
 typedef struct call {
     rdl_client_t *c;
-    rdl__conn *cn;
     int id;
     int retried;
     rdl__reply_fn fn;
     void *data;
-    size_t len;
-    char cmd[]; /* the encoded EVALSHA, kept for the retry */
+    char *key;     /* keys[0], for routing the retry */
+    size_t len;    /* of the encoded EVALSHA */
+    size_t rest;   /* offset of the numkeys argument in it */
+    unsigned argc; /* of the encoded command */
+    char cmd[];    /* the encoded EVALSHA, then the key */
 } call;
 
-static void on_loaded(void *data, int status, const redisReply *r)
+static void on_reply(void *data, int status, const redisReply *r);
+
+/* The address of the node that serves k's key, for messages. */
+static const char *addr_of(const call *k)
 {
-    (void)data;
-    (void)status;
-    (void)r; /* a failed load shows as a second NOSCRIPT */
+    rdl__conn *cn = rdl__client_route(k->c, k->key);
+    return cn != NULL ? rdl__conn_addr(cn) : "(closed)";
+}
+
+/* The EVALSHA of k re-encoded as EVAL <body> with the same arguments. */
+static int send_eval(call *k)
+{
+    const rdl__script *s = &rdl__scripts[k->id];
+    char head[64];
+    int n = snprintf(head, sizeof(head), "*%u\r\n$4\r\nEVAL\r\n$%zu\r\n",
+                     k->argc, s->len);
+    size_t total = (size_t)n + s->len + 2 + (k->len - k->rest);
+    char *buf = rdl__malloc(total), *p = buf;
+    int rc;
+    if (buf == NULL)
+        return RDL_ENOMEM;
+    memcpy(p, head, (size_t)n);
+    p += n;
+    memcpy(p, s->body, s->len);
+    p += s->len;
+    memcpy(p, "\r\n", 2);
+    p += 2;
+    memcpy(p, k->cmd + k->rest, k->len - k->rest);
+    rc = rdl__client_send(k->c, k->key, buf, total, on_reply, k);
+    rdl__free(buf);
+    return rc;
 }
 
 static void on_reply(void *data, int status, const redisReply *r)
@@ -32,22 +64,18 @@ static void on_reply(void *data, int status, const redisReply *r)
     call *k = data;
     const rdl__script *s = &rdl__scripts[k->id];
     if (status == RDL__ENOSCRIPT && !k->retried) {
-        const char *argv[3] = {"SCRIPT", "LOAD", s->body};
-        size_t lens[3] = {6, 4, s->len};
         k->retried = 1;
         RDL__STAT_INC(k->c, script_loads);
-        if (rdl__conn_sendv(k->cn, 3, argv, lens, on_loaded, NULL) == 0 &&
-            rdl__conn_send(k->cn, k->cmd, k->len, on_reply, k) == 0)
+        status = send_eval(k);
+        if (status == 0)
             return;
-        status = RDL_ENOMEM;
     }
     if (status == RDL__ENOSCRIPT) {
         rdl__errmsg_set(k->c, "script %s could not be loaded on %s", s->name,
-                        rdl__conn_addr(k->cn));
+                        addr_of(k));
         status = RDL_ESCRIPT;
     } else if (status < 0 && r != NULL && r->type == REDIS_REPLY_ERROR) {
-        rdl__errmsg_set(k->c, "%s on %s: %.200s", s->name,
-                        rdl__conn_addr(k->cn), r->str);
+        rdl__errmsg_set(k->c, "%s on %s: %.200s", s->name, addr_of(k), r->str);
     }
     k->fn(k->data, status, r);
     rdl__free(k);
@@ -60,6 +88,7 @@ int rdl__script_run(rdl_client_t *c, int id, int nkeys, const char **keys,
     char nk[12];
     char *buf = NULL;
     int argc = 0, i, len, rc;
+    size_t keylen;
     call *k;
 
     if (nkeys < 1 || nkeys + nargs > MAX_ARGS)
@@ -75,21 +104,26 @@ int rdl__script_run(rdl_client_t *c, int id, int nkeys, const char **keys,
     len = redisFormatCommandArgv(&buf, argc, argv, NULL);
     if (len < 0)
         return RDL_ENOMEM;
-    k = rdl__malloc(sizeof(*k) + (size_t)len);
+    keylen = strlen(keys[0]);
+    k = rdl__malloc(sizeof(*k) + (size_t)len + keylen + 1);
     if (k == NULL) {
         redisFreeCommand(buf);
         return RDL_ENOMEM;
     }
     k->c = c;
-    k->cn = rdl__client_route(c, keys[0]);
     k->id = id;
     k->retried = 0;
     k->fn = fn;
     k->data = data;
     k->len = (size_t)len;
+    k->argc = (unsigned)argc;
+    /* "*<argc>\r\n$7\r\nEVALSHA\r\n$40\r\n<sha>\r\n" comes first. */
+    k->rest = (size_t)snprintf(nk, sizeof(nk), "*%d\r\n", argc) + 13 + 5 + 42;
     memcpy(k->cmd, buf, (size_t)len);
+    k->key = k->cmd + len;
+    memcpy(k->key, keys[0], keylen + 1);
     redisFreeCommand(buf);
-    rc = rdl__conn_send(k->cn, k->cmd, k->len, on_reply, k);
+    rc = rdl__client_send(c, k->key, k->cmd, k->len, on_reply, k);
     if (rc != 0) {
         rdl__free(k);
         return rc;

@@ -1,6 +1,7 @@
-/* Parsing of redis://[user[:password]@]host[:port][/db]. Every rejection
- * says what is wrong, because a URL usually comes from a configuration file
- * that a person has to fix. */
+/* Parsing of redis://[user[:password]@]host[:port][/db] and
+ * redis+cluster://[user[:password]@]host[:port][,host[:port]...]. Every
+ * rejection says what is wrong, because a URL usually comes from a
+ * configuration file that a person has to fix. */
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
@@ -64,26 +65,116 @@ static long number(const char *s, size_t n, long lo, long hi)
     return v >= lo && v <= hi ? v : -1;
 }
 
+/* Parses one "host[:port]" (an IPv6 host in brackets) at *pp, stopping at
+ * '/', ',' or the end; advances *pp. Returns 0, RDL_EINVAL with a sentence
+ * in err, or RDL_ENOMEM. */
+static int host_port(const char **pp, char **host_out, int *port_out, char *err,
+                     size_t errlen)
+{
+    const char *p = *pp, *host, *hend;
+    if (*p == '[') {
+        host = p + 1;
+        hend = strchr(host, ']');
+        if (hend == NULL) {
+            snprintf(err, errlen, "URL has an unterminated IPv6 address");
+            return RDL_EINVAL;
+        }
+        p = hend + 1;
+    } else {
+        host = p;
+        hend = host + strcspn(host, ":/,");
+        p = hend;
+    }
+    if (hend == host) {
+        snprintf(err, errlen, "URL has no host");
+        return RDL_EINVAL;
+    }
+    if (*p == ':') {
+        size_t n = strcspn(p + 1, "/,");
+        long port = number(p + 1, n, 1, 65535);
+        if (port < 0) {
+            snprintf(err, errlen,
+                     "URL port \"%.*s\" is not a number in 1..65535",
+                     (int)(n > 16 ? 16 : n), p + 1);
+            return RDL_EINVAL;
+        }
+        *port_out = (int)port;
+        p += 1 + n;
+    }
+    *host_out = rdl__strndup(host, (size_t)(hend - host));
+    if (*host_out == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return RDL_ENOMEM;
+    }
+    *pp = p;
+    return 0;
+}
+
+/* Parses the seed list of a redis+cluster:// URL at p: host[:port] items
+ * separated by ',', the first of which is also u->host:u->port. */
+static int seeds(const char **pp, rdl__url *u, char *err, size_t errlen)
+{
+    const char *p = *pp;
+    size_t n = 1, i;
+    int rc;
+    for (i = 0; p[i] != '\0' && p[i] != '/'; i++)
+        n += p[i] == ',';
+    if (n > RDL__URL_SEEDS_MAX) {
+        snprintf(err, errlen, "URL lists %zu seed nodes; at most %d", n,
+                 RDL__URL_SEEDS_MAX);
+        return RDL_EINVAL;
+    }
+    u->seeds = rdl__calloc(n, sizeof(*u->seeds));
+    if (u->seeds == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return RDL_ENOMEM;
+    }
+    for (i = 0; i < n; i++) {
+        u->seeds[i].port = 6379;
+        rc = host_port(&p, &u->seeds[i].host, &u->seeds[i].port, err, errlen);
+        if (rc != 0)
+            return rc;
+        u->nseeds++;
+        if (*p == ',')
+            p++;
+        else if (i + 1 < n) /* cannot happen: n counted the commas */
+            return RDL_EINVAL;
+    }
+    u->host = rdl__strdup(u->seeds[0].host);
+    if (u->host == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return RDL_ENOMEM;
+    }
+    u->port = u->seeds[0].port;
+    *pp = p;
+    return 0;
+}
+
 int rdl__url_parse(const char *text, rdl__url *out, char *err, size_t errlen)
 {
     static const char scheme[] = "redis://";
-    rdl__url u = {NULL, 6379, NULL, NULL, 0};
-    const char *p, *at, *end, *host, *hend, *colon;
+    static const char cscheme[] = "redis+cluster://";
+    rdl__url u = {NULL, 6379, NULL, NULL, 0, 0, 0, NULL};
+    const char *p, *at, *end, *colon;
     int bad = 0, rc = RDL_EINVAL;
 
     if (text == NULL)
         FAIL("URL is NULL");
-    if (strncmp(text, "redis+cluster://", 16) == 0) {
-        rc = RDL_ENOTSUP;
-        FAIL("redis+cluster:// URLs are not supported by this version");
-    }
-    if (strncmp(text, "rediss://", 9) == 0) {
+    if (strncmp(text, "rediss://", 9) == 0 ||
+        strncmp(text, "rediss+cluster://", 17) == 0) {
         rc = RDL_ENOTSUP;
         FAIL("rediss:// (TLS) is not supported");
     }
-    if (strncmp(text, scheme, sizeof(scheme) - 1) != 0)
-        FAIL("URL \"%.64s\" does not start with redis://", text);
-    p = text + sizeof(scheme) - 1;
+    if (strncmp(text, cscheme, sizeof(cscheme) - 1) == 0) {
+        u.cluster = 1;
+        p = text + sizeof(cscheme) - 1;
+    } else if (strncmp(text, scheme, sizeof(scheme) - 1) == 0) {
+        p = text + sizeof(scheme) - 1;
+    } else {
+        FAIL("URL \"%.64s\" does not start with redis:// or "
+             "redis+cluster://",
+             text);
+    }
     end = p + strlen(p);
     if (memchr(p, '?', (size_t)(end - p)) != NULL ||
         memchr(p, '#', (size_t)(end - p)) != NULL)
@@ -114,33 +205,11 @@ int rdl__url_parse(const char *text, rdl__url *out, char *err, size_t errlen)
         p = at + 1;
     }
 
-    /* Host: a bracketed IPv6 address or a name / IPv4 address. */
-    if (*p == '[') {
-        host = p + 1;
-        hend = strchr(host, ']');
-        if (hend == NULL)
-            FAIL("URL has an unterminated IPv6 address");
-        p = hend + 1;
-    } else {
-        host = p;
-        hend = host + strcspn(host, ":/");
-        p = hend;
-    }
-    if (hend == host)
-        FAIL("URL has no host");
-    u.host = rdl__strndup(host, (size_t)(hend - host));
-    if (u.host == NULL)
-        goto nomem;
-
-    if (*p == ':') {
-        size_t n = strcspn(p + 1, "/");
-        long port = number(p + 1, n, 1, 65535);
-        if (port < 0)
-            FAIL("URL port \"%.*s\" is not a number in 1..65535",
-                 (int)(n > 16 ? 16 : n), p + 1);
-        u.port = (int)port;
-        p += 1 + n;
-    }
+    rc = u.cluster ? seeds(&p, &u, err, errlen)
+                   : host_port(&p, &u.host, &u.port, err, errlen);
+    if (rc != 0)
+        goto fail;
+    rc = RDL_EINVAL;
     if (*p == '/') {
         size_t n = strlen(p + 1);
         if (n > 0) {
@@ -148,6 +217,9 @@ int rdl__url_parse(const char *text, rdl__url *out, char *err, size_t errlen)
             if (db < 0)
                 FAIL("URL database \"%.*s\" is not a number >= 0",
                      (int)(n > 16 ? 16 : n), p + 1);
+            /* A cluster has database 0 only (SELECT is refused). */
+            if (u.cluster && db != 0)
+                FAIL("a Redis Cluster has database 0 only");
             u.db = (int)db;
         }
     } else if (*p != '\0') {
@@ -159,7 +231,6 @@ int rdl__url_parse(const char *text, rdl__url *out, char *err, size_t errlen)
 decode_fail:
     if (bad)
         FAIL("URL user or password has a malformed %%-escape");
-nomem:
     rc = RDL_ENOMEM;
     snprintf(err, errlen, "out of memory");
 fail:
@@ -173,4 +244,9 @@ void rdl__url_clear(rdl__url *u)
     rdl__free(u->user);
     rdl__free(u->pass);
     u->host = u->user = u->pass = NULL;
+    while (u->nseeds > 0)
+        rdl__free(u->seeds[--u->nseeds].host);
+    rdl__free(u->seeds);
+    u->seeds = NULL;
+    u->cluster = 0;
 }

@@ -14,10 +14,14 @@ static int send_try(rdl__acquire *op, rdl__reply_fn fn)
     char lease[24], keep[24], qlease[24];
     const char *keys[4] = {lock->key_hold, lock->key_fence, lock->key_aux[0],
                            lock->key_aux[1]};
-    const char *args[8] = {op->owner_str, lease,
-                           op->reqid,     keep,
-                           qlease,        op->one_try ? "try" : "wait",
-                           "publish",     lock->channel};
+    const char *args[8] = {op->owner_str,
+                           lease,
+                           op->reqid,
+                           keep,
+                           qlease,
+                           op->one_try ? "try" : "wait",
+                           rdl__client_publish_cmd(lock->c),
+                           lock->channel};
     snprintf(lease, sizeof(lease), "%lld", (long long)op->lease_ms);
     snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
     snprintf(qlease, sizeof(qlease), "%lld",
@@ -52,8 +56,9 @@ static int send_release(rdl__release *op, rdl__reply_fn fn)
     char keep[24];
     const char *keys[4] = {lock->key_hold, lock->key_fence, lock->key_aux[0],
                            lock->key_aux[1]};
-    const char *args[6] = {op->owner_str, op->reqid, "publish",
-                           lock->channel, keep,      op->undo_of};
+    const char *args[6] = {
+        op->owner_str, op->reqid, rdl__client_publish_cmd(lock->c),
+        lock->channel, keep,      op->undo_of};
     snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
     return rdl__script_run(lock->c, RDL__SCRIPT_FAIR_RELEASE, 4, keys,
                            op->undo_of[0] != '\0' ? 6 : 5, args, fn, op);
@@ -62,7 +67,7 @@ static int send_release(rdl__release *op, rdl__reply_fn fn)
 static int send_force(rdl_lock_t *lock, rdl__reply_fn fn, void *data)
 {
     const char *keys[3] = {lock->key_hold, lock->key_aux[0], lock->key_aux[1]};
-    const char *args[2] = {"publish", lock->channel};
+    const char *args[2] = {rdl__client_publish_cmd(lock->c), lock->channel};
     return rdl__script_run(lock->c, RDL__SCRIPT_FAIR_FORCE_RELEASE, 3, keys, 2,
                            args, fn, data);
 }
@@ -99,7 +104,8 @@ static int send_leave(rdl__acquire *op, rdl__reply_fn fn, void *data)
 {
     rdl_lock_t *lock = op->lock;
     const char *keys[3] = {lock->key_hold, lock->key_aux[0], lock->key_aux[1]};
-    const char *args[3] = {op->owner_str, "publish", lock->channel};
+    const char *args[3] = {op->owner_str, rdl__client_publish_cmd(lock->c),
+                           lock->channel};
     return rdl__script_run(lock->c, RDL__SCRIPT_FAIR_LEAVE, 3, keys, 3, args,
                            fn, data);
 }

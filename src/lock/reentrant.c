@@ -41,8 +41,9 @@ static int send_release(rdl__release *op, rdl__reply_fn fn)
     rdl_lock_t *lock = op->lock;
     char keep[24];
     const char *keys[2] = {lock->key_hold, lock->key_fence};
-    const char *args[6] = {op->owner_str, op->reqid, "publish",
-                           lock->channel, keep,      op->undo_of};
+    const char *args[6] = {
+        op->owner_str, op->reqid, rdl__client_publish_cmd(lock->c),
+        lock->channel, keep,      op->undo_of};
     snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
     return rdl__script_run(lock->c, RDL__SCRIPT_LOCK_RELEASE, 2, keys,
                            op->undo_of[0] != '\0' ? 6 : 5, args, fn, op);
@@ -51,7 +52,7 @@ static int send_release(rdl__release *op, rdl__reply_fn fn)
 static int send_force(rdl_lock_t *lock, rdl__reply_fn fn, void *data)
 {
     const char *keys[1] = {lock->key_hold};
-    const char *args[2] = {"publish", lock->channel};
+    const char *args[2] = {rdl__client_publish_cmd(lock->c), lock->channel};
     return rdl__script_run(lock->c, RDL__SCRIPT_LOCK_FORCE_RELEASE, 1, keys, 2,
                            args, fn, data);
 }

@@ -30,10 +30,11 @@ typedef struct rdl__watchdog {
 } rdl__watchdog;
 
 /* One script call's worth of holds with one script and lease, all routed
- * to one connection. */
+ * to one connection and, on a cluster, in one slot. */
 typedef struct wd_batch {
     rdl__watchdog *wd;
     rdl__conn *conn;
+    unsigned slot; /* on a cluster, one script call touches one slot */
     int script;
     int64_t lease_ms;
     uint64_t sent_at;
@@ -169,11 +170,13 @@ static wd_batch *batch_for(rdl__watchdog *wd, wd_batch ***open, size_t *nopen,
                            size_t *cap, rdl__wd_hold *h)
 {
     rdl__conn *conn = rdl__client_route(wd->c, h->key);
+    unsigned slot = rdl__client_slot(wd->c, h->key);
     wd_batch *b;
     size_t i;
 
     for (i = 0; i < *nopen; i++)
-        if ((*open)[i]->conn == conn && (*open)[i]->script == h->script &&
+        if ((*open)[i]->conn == conn && (*open)[i]->slot == slot &&
+            (*open)[i]->script == h->script &&
             (*open)[i]->lease_ms == h->lease_ms)
             return (*open)[i];
     if (*nopen == *cap) {
@@ -189,6 +192,7 @@ static wd_batch *batch_for(rdl__watchdog *wd, wd_batch ***open, size_t *nopen,
         return NULL;
     b->wd = wd;
     b->conn = conn;
+    b->slot = slot;
     b->script = h->script;
     b->lease_ms = h->lease_ms;
     (*open)[(*nopen)++] = b;

@@ -95,6 +95,11 @@ typedef struct rdlt_server rdlt_server;
 rdlt_server *rdlt_server_start(void);
 rdlt_server *rdlt_server_start_args(const char *const *extra);
 int rdlt_server_port(const rdlt_server *s);
+/* With "--cluster-enabled" "yes" among the arguments the server also gets
+ * a free cluster bus port (--cluster-port); else 0. */
+int rdlt_server_bus_port(const rdlt_server *s);
+/* 1 unless the server was stopped or killed (and not restarted). */
+int rdlt_server_running(const rdlt_server *s);
 /* "redis://127.0.0.1:<port>" (static storage of s). */
 const char *rdlt_server_url(const rdlt_server *s);
 /* SIGTERM, then waits for the process. The server can be restarted. */
@@ -118,6 +123,72 @@ int rdlt_count_clients(rdlt_server *s, const char *name_prefix);
 /* CLIENT KILL ID for every connection whose name starts with prefix;
  * returns how many were killed. */
 int rdlt_kill_clients(rdlt_server *s, const char *name_prefix);
+
+/* ---- cluster.c: a throwaway 6-node Redis Cluster ------------------------- */
+
+typedef struct rdlt_cluster rdlt_cluster;
+
+#define RDLT_CLUSTER_NODES 6
+
+/* Starts six cluster-enabled servers (rdlt_server_start_args, so the usual
+ * skip/fail rules and cleanup apply) with a short node timeout, makes
+ * nodes 0..2 masters of three equal slot ranges and nodes 3..5 their
+ * replicas (3 replicates 0, ...), and waits until every node agrees
+ * (rdlt_cluster_wait_ok). Main thread only. */
+rdlt_cluster *rdlt_cluster_start(void);
+/* "redis+cluster://127.0.0.1:<p0>,127.0.0.1:<p1>" (static storage of cl). */
+const char *rdlt_cluster_url(const rdlt_cluster *cl);
+rdlt_server *rdlt_cluster_node(rdlt_cluster *cl, int i);
+/* The node that is master of `slot` now, as the running nodes agree. */
+rdlt_server *rdlt_cluster_master_of(rdlt_cluster *cl, unsigned slot);
+/* A running replica of that master; NULL if it has none. */
+rdlt_server *rdlt_cluster_replica_of(rdlt_cluster *cl, rdlt_server *master);
+/* CLUSTER MYID of a node (static storage of cl). */
+const char *rdlt_cluster_node_id(rdlt_cluster *cl, rdlt_server *s);
+/* Waits until every running node reports cluster_state:ok, all of them
+ * name the same master for each slot range, every range has a master that
+ * runs, and every running replica's link to its master is up. Fails the
+ * test after timeout_ms. */
+void rdlt_cluster_wait_ok(rdlt_cluster *cl, int64_t timeout_ms);
+/* A connected client for the cluster (connect 2000 ms, command 2000 ms). */
+rdl_client_t *rdlt_cluster_client(rdlt_cluster *cl);
+
+/* ---- fake.c: a scripted fake cluster node ---------------------------------- */
+
+typedef struct rdlt_fake rdlt_fake;
+
+/* What a rule makes the fake node do with one command. */
+enum {
+    RDLT_FAKE_FORWARD,     /* the built-in answer, or the backend's */
+    RDLT_FAKE_REPLY,       /* send `out`, a raw RESP reply ("-MOVED ...\r\n") */
+    RDLT_FAKE_DROP,        /* close the connection without running it */
+    RDLT_FAKE_FORWARD_DROP /* run it on the backend, close without a reply */
+};
+
+/* Called on the fake's thread for every command: argv[0..argc) with
+ * lengths; n is how many commands named argv[0] (case-insensitive) this
+ * node has received, this one included. Must not call cmocka. */
+typedef int (*rdlt_fake_rule)(rdlt_fake *f, void *data, int argc, char **argv,
+                              size_t *lens, unsigned n, char *out,
+                              size_t outlen);
+
+/* Starts a fake node on a free loopback port. Built in: CLUSTER SLOTS
+ * gives every slot to the owner port (the fake itself until
+ * rdlt_fake_set_owner()), ASKING, CLIENT and AUTH answer +OK, SSUBSCRIBE
+ * and SUNSUBSCRIBE are confirmed (nothing is ever published); everything
+ * else goes to `backend`, a standalone server, over a connection per
+ * client connection. `rule` (may be NULL) decides first. Stopped by the
+ * teardown. */
+rdlt_fake *rdlt_fake_start(rdlt_server *backend, rdlt_fake_rule rule,
+                           void *data);
+int rdlt_fake_port(const rdlt_fake *f);
+/* Any thread, also from a rule. */
+void rdlt_fake_set_owner(rdlt_fake *f, int port);
+/* The names of the commands received, upper-case, space-separated
+ * ("CLIENT COMMAND CLUSTER EVALSHA"); free() it. */
+char *rdlt_fake_log(rdlt_fake *f);
+/* How many commands of that name were received. */
+unsigned rdlt_fake_count(rdlt_fake *f, const char *name);
 
 /* ---- child.c: a function run in a forked process ------------------------- */
 

@@ -29,7 +29,9 @@ struct rdlt_server {
     char url[64];
     char *extra[MAX_EXTRA + 1];
     const char *password; /* the value of --requirepass in extra, if any */
-    redisContext *ctx;    /* for rdlt_cmd(), reopened after a restart */
+    int cluster;          /* extra has --cluster-enabled: a bus port too */
+    int bus_port;
+    redisContext *ctx; /* for rdlt_cmd(), reopened after a restart */
 };
 
 /* The redis-server binary: $RDL_TEST_REDIS_SERVER, else the first
@@ -160,7 +162,7 @@ static int pings(const rdlt_server *s)
  * port was taken (try another); -1 on any other failure (logged). */
 static int spawn(rdlt_server *s, const char *bin)
 {
-    char port[16];
+    char port[16], bus[16];
     const char *argv[32 + MAX_EXTRA];
     int argc = 0, i, fd;
     pid_t parent = getpid(), pid;
@@ -184,6 +186,13 @@ static int spawn(rdlt_server *s, const char *bin)
     argv[argc++] = s->log;
     for (i = 0; s->extra[i] != NULL; i++)
         argv[argc++] = s->extra[i];
+    if (s->cluster) {
+        /* The default bus port (port + 10000) may be taken or past 65535
+         * for a port the kernel picked. */
+        snprintf(bus, sizeof(bus), "%d", s->bus_port);
+        argv[argc++] = "--cluster-port";
+        argv[argc++] = bus;
+    }
     argv[argc] = NULL;
 
     unlink(s->log);
@@ -303,6 +312,8 @@ rdlt_server *rdlt_server_start_args(const char *const *extra)
         assert_non_null(s->extra[i]);
         if (i > 0 && strcmp(s->extra[i - 1], "--requirepass") == 0)
             s->password = s->extra[i];
+        if (i > 0 && strcmp(s->extra[i - 1], "--cluster-enabled") == 0)
+            s->cluster = strcmp(s->extra[i], "yes") == 0;
     }
     snprintf(s->dir, sizeof(s->dir), "%s/rdlt-XXXXXX",
              tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
@@ -317,6 +328,9 @@ rdlt_server *rdlt_server_start_args(const char *const *extra)
         s->port = free_port();
         if (s->port <= 0)
             fail_msg("rdlt: no free port: %s", strerror(errno));
+        do
+            s->bus_port = s->cluster ? free_port() : 0;
+        while (s->cluster && s->bus_port == s->port);
         rc = spawn(s, bin);
         if (rc != 1)
             break;
@@ -330,6 +344,16 @@ rdlt_server *rdlt_server_start_args(const char *const *extra)
 rdlt_server *rdlt_server_start(void)
 {
     return rdlt_server_start_args(NULL);
+}
+
+int rdlt_server_bus_port(const rdlt_server *s)
+{
+    return s->bus_port;
+}
+
+int rdlt_server_running(const rdlt_server *s)
+{
+    return s->pid > 0;
 }
 
 int rdlt_server_port(const rdlt_server *s)

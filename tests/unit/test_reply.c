@@ -196,7 +196,78 @@ static void test_reply_binary_payload(void **state)
     assert_memory_equal(msg, payload, 3);
 }
 
+/* MOVED and ASK: slot and address, the port after the last ':'. */
+static void expect_redirect(const char *err, unsigned slot, const char *host,
+                            int port)
+{
+    redisReply r = reply(REDIS_REPLY_ERROR, err);
+    char h[64] = "unset";
+    unsigned s = 99999;
+    int p = -1;
+    if (!rdl__reply_redirect(&r, &s, h, sizeof(h), &p))
+        fail_msg("\"%s\" not read as a redirect", err);
+    assert_int_equal(s, slot);
+    assert_string_equal(h, host);
+    assert_int_equal(p, port);
+}
+
+static void expect_no_redirect(int type, const char *text)
+{
+    redisReply r = reply(type, text);
+    char h[64];
+    unsigned s;
+    int p;
+    if (rdl__reply_redirect(&r, &s, h, sizeof(h), &p))
+        fail_msg("\"%s\" read as a redirect", text);
+}
+
+static void test_reply_redirects(void **state)
+{
+    (void)state;
+    expect_redirect("MOVED 3999 127.0.0.1:6381", 3999, "127.0.0.1", 6381);
+    expect_redirect("ASK 0 10.0.0.2:7000", 0, "10.0.0.2", 7000);
+    expect_redirect("MOVED 16383 ::1:7001", 16383, "::1", 7001);
+    expect_redirect("MOVED 12 node-a.example:6379", 12, "node-a.example", 6379);
+    /* A node that does not know its address sends an empty host. */
+    expect_redirect("MOVED 5 :7002", 5, "", 7002);
+    expect_no_redirect(REDIS_REPLY_ERROR, "MOVED 16384 h:1");
+    expect_no_redirect(REDIS_REPLY_ERROR, "MOVED x h:1");
+    expect_no_redirect(REDIS_REPLY_ERROR, "MOVED 1 h");
+    expect_no_redirect(REDIS_REPLY_ERROR, "MOVED 1 h:");
+    expect_no_redirect(REDIS_REPLY_ERROR, "MOVED 1 h:0");
+    expect_no_redirect(REDIS_REPLY_ERROR, "MOVED 1 h:65536");
+    expect_no_redirect(REDIS_REPLY_ERROR, "MOVED 1 h:7x");
+    expect_no_redirect(REDIS_REPLY_ERROR, "MOVED");
+    expect_no_redirect(REDIS_REPLY_ERROR, "TRYAGAIN 1 h:1");
+    expect_no_redirect(REDIS_REPLY_STATUS, "MOVED 1 h:1");
+    /* A host longer than the caller's buffer is refused, not cut. */
+    expect_no_redirect(REDIS_REPLY_ERROR,
+                       "MOVED 1 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                       "aaaaaaaaaaaaaaaaaaaaaaaaaaaa:1");
+}
+
+/* A sharded unsubscribe, asked or pushed, has its own code. */
+static void test_reply_sunsubscribe(void **state)
+{
+    redisReply el[3], *ptrs[3], arr;
+    const char *chan = NULL;
+    size_t chanlen = 0;
+    (void)state;
+    push3(el, ptrs, &arr, "sunsubscribe", "rdl:lock.ch:{a}", NULL);
+    el[2] = reply(REDIS_REPLY_INTEGER, NULL);
+    assert_int_equal(rdl__reply_code(&arr), RDL__REPLY_SUNSUBSCRIBE);
+    assert_int_equal(rdl__reply_sunsubscribe(&arr, &chan, &chanlen), 1);
+    assert_int_equal(chanlen, strlen("rdl:lock.ch:{a}"));
+    assert_memory_equal(chan, "rdl:lock.ch:{a}", chanlen);
+    push3(el, ptrs, &arr, "unsubscribe", "c", NULL);
+    el[2] = reply(REDIS_REPLY_INTEGER, NULL);
+    assert_int_equal(rdl__reply_code(&arr), 0);
+    assert_int_equal(rdl__reply_sunsubscribe(&arr, &chan, &chanlen), 0);
+    assert_int_equal(rdl__reply_sunsubscribe(NULL, &chan, &chanlen), 0);
+}
+
 static const struct CMUnitTest tests[] = {
+    RDLT_TEST(test_reply_redirects),       RDLT_TEST(test_reply_sunsubscribe),
     RDLT_TEST(test_reply_error_words),     RDLT_TEST(test_reply_word_alone),
     RDLT_TEST(test_reply_word_boundaries), RDLT_TEST(test_reply_other_errors),
     RDLT_TEST(test_reply_non_errors),      RDLT_TEST(test_reply_messages),

@@ -35,7 +35,7 @@ static void expect_bad(const char *text, int want)
 {
     /* On failure `out` must be untouched. */
     char marker[] = "untouched";
-    rdl__url u = {marker, 4242, marker, marker, 42};
+    rdl__url u = {marker, 4242, marker, marker, 42, 0, 0, NULL};
     char err[256] = "";
     int rc = rdl__url_parse(text, &u, err, sizeof(err));
     if (rc != want)
@@ -139,11 +139,67 @@ static void test_url_bad_credentials(void **state)
     expect_bad("redis://u%:p@h", RDL_EINVAL);
 }
 
-static void test_url_cluster_not_supported(void **state)
+/* Parses a cluster URL and checks its seeds against "host:port,...". */
+static void expect_seeds(const char *text, const char *want, const char *user,
+                         const char *pass)
+{
+    rdl__url u;
+    char err[256] = "", got[512] = "";
+    size_t i, n = 0;
+    int rc = rdl__url_parse(text, &u, err, sizeof(err));
+    if (rc != 0)
+        fail_msg("\"%s\": %s (%s)", text, rdl_err_name(rc), err);
+    assert_true(u.cluster);
+    for (i = 0; i < u.nseeds; i++)
+        n += (size_t)snprintf(got + n, sizeof(got) - n, "%s%s:%d", i ? "," : "",
+                              u.seeds[i].host, u.seeds[i].port);
+    if (strcmp(got, want) != 0)
+        fail_msg("\"%s\": seeds \"%s\", expected \"%s\"", text, got, want);
+    /* The first seed is also the URL's host:port. */
+    assert_string_equal(u.host, u.seeds[0].host);
+    assert_int_equal(u.port, u.seeds[0].port);
+    if (user == NULL)
+        assert_null(u.user);
+    else
+        assert_string_equal(u.user, user);
+    if (pass == NULL)
+        assert_null(u.pass);
+    else
+        assert_string_equal(u.pass, pass);
+    assert_int_equal(u.db, 0);
+    rdl__url_clear(&u);
+    assert_null(u.seeds);
+    assert_int_equal(u.nseeds, 0);
+    assert_false(u.cluster);
+}
+
+static void test_url_cluster_seeds(void **state)
 {
     (void)state;
-    expect_bad("redis+cluster://127.0.0.1:7000", RDL_ENOTSUP);
-    expect_bad("redis+cluster://a:7000,b:7001", RDL_ENOTSUP);
+    expect_seeds("redis+cluster://127.0.0.1:7000", "127.0.0.1:7000", NULL,
+                 NULL);
+    expect_seeds("redis+cluster://a:7000,b:7001,c", "a:7000,b:7001,c:6379",
+                 NULL, NULL);
+    expect_seeds("redis+cluster://u:p%40w@a:1,[::1]:2/", "a:1,::1:2", "u",
+                 "p@w");
+    expect_seeds("redis+cluster://:pw@h/0", "h:6379", NULL, "pw");
+    expect_bad("redis+cluster://", RDL_EINVAL);
+    expect_bad("redis+cluster://a:1,", RDL_EINVAL);
+    expect_bad("redis+cluster://a:1,,b:2", RDL_EINVAL);
+    expect_bad("redis+cluster://a:1,b:0", RDL_EINVAL);
+    expect_bad("redis+cluster://a:1,b:x", RDL_EINVAL);
+    expect_bad("redis+cluster://a:1/1", RDL_EINVAL);
+    expect_bad("redis+cluster://a:1,[::1", RDL_EINVAL);
+    expect_bad("rediss+cluster://a:1", RDL_ENOTSUP);
+    /* A comma is a cluster URL's separator only. */
+    expect_bad("redis://a:1,b:2", RDL_EINVAL);
+    {
+        char many[1024] = "redis+cluster://h";
+        int i;
+        for (i = 0; i < RDL__URL_SEEDS_MAX; i++)
+            strcat(many, ",h");
+        expect_bad(many, RDL_EINVAL);
+    }
 }
 
 /* The same rules through the public call, which must leave the client
@@ -157,8 +213,9 @@ static void test_url_client_set_url(void **state)
     rdlt_assert_rc(rdl_client_set_url(c, "redis://h:0"), RDL_EINVAL);
     assert_true(strlen(rdl_client_errmsg(c)) > 0);
     rdlt_assert_rc(rdl_client_set_url(c, NULL), RDL_EINVAL);
-    rdlt_assert_rc(rdl_client_set_url(c, "redis+cluster://h:1"), RDL_ENOTSUP);
+    rdlt_assert_rc(rdl_client_set_url(c, "rediss://h:1"), RDL_ENOTSUP);
     assert_true(strlen(rdl_client_errmsg(c)) > 0);
+    rdlt_assert_ok(rdl_client_set_url(c, "redis+cluster://h:1,h:2"));
     rdlt_assert_ok(rdl_client_set_url(c, "redis://u:p@h:7/1"));
     rdlt_assert_ok(rdl_client_set_url(c, "redis://[::1]:6380"));
     rdlt_assert_rc(rdl_client_set_url(NULL, "redis://h"), RDL_EINVAL);
@@ -173,7 +230,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_url_bad_port),
     RDLT_TEST(test_url_bad_db),
     RDLT_TEST(test_url_bad_credentials),
-    RDLT_TEST(test_url_cluster_not_supported),
+    RDLT_TEST(test_url_cluster_seeds),
     RDLT_TEST(test_url_client_set_url),
 };
 

@@ -1,0 +1,59 @@
+/* Redis Cluster support (DESIGN §11): the nodes and slot table
+ * (topology.c) and commands routed by slot with redirects and retries
+ * (router.c). Loop thread only. */
+#ifndef RDL_CLUSTER_INT_H
+#define RDL_CLUSTER_INT_H
+
+#include "core/internal.h"
+
+/* One node the client knows of. Nodes are never freed before the client
+ * closes: hub entries and commands in flight keep pointers to their
+ * connections, and a node that left the table may come back. */
+typedef struct rdl__node {
+    rdl__queue qnode; /* in cl->nodes */
+    rdl__cluster *cl;
+    char *host;
+    int port;
+    rdl__conn *cmd; /* opened on first use */
+    rdl__conn *sub; /* opened on first use, by the hub */
+    int down;       /* the command connection failed and is not back */
+    int probed;     /* asked for the slot table in this round */
+} rdl__node;
+
+/* A command routed by slot (router.c). */
+typedef struct rdl__rcmd rdl__rcmd;
+
+struct rdl__cluster {
+    rdl_client_t *c;
+    rdl__queue nodes;
+    rdl__node *slots[RDL__SLOTS]; /* NULL: no master known */
+    int sharded;                  /* servers have SSUBSCRIBE/SPUBLISH */
+    int closing;
+    unsigned handles; /* open timers; the last closed frees cl */
+
+    /* Slot table refreshes (topology.c). */
+    int started;           /* the first table arrived (or connect failed) */
+    int refreshing;        /* a CLUSTER SLOTS is in flight */
+    int want_refresh;      /* another refresh was asked for meanwhile */
+    uint64_t next_refresh; /* monotonic ms before which none starts */
+    unsigned probe_gen;    /* tells a stale reply from the current one */
+    rdl__node *probe;      /* the node asked */
+    unsigned probes;       /* nodes asked in this round */
+    uv_timer_t refresh_timer;
+
+    /* Commands waiting for a retry (router.c), and their timer. */
+    rdl__queue delayed;
+    uv_timer_t retry_timer;
+};
+
+/* topology.c */
+rdl__node *rdl__node_get(rdl__cluster *cl, const char *host, int port);
+rdl__conn *rdl__node_cmd(rdl__node *n);
+/* The slot's master, else any node (its MOVED will tell the owner). */
+rdl__node *rdl__cluster_owner(rdl__cluster *cl, unsigned slot);
+
+/* router.c */
+void rdl__router_close(rdl__cluster *cl);
+void rdl__router_on_timer(uv_timer_t *t);
+
+#endif

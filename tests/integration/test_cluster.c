@@ -1,0 +1,549 @@
+/* rdl on a real Redis Cluster (DESIGN §11): 3 masters and 3 replicas on
+ * loopback (tests/support/cluster.c), through the public API only. Where a
+ * key lives is asked of the cluster itself (CLUSTER KEYSLOT, EXISTS on a
+ * node), never computed here. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rdlt.h"
+
+#define A ((rdl_owner_t)1)
+#define B ((rdl_owner_t)2)
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+static unsigned keyslot(rdlt_cluster *cl, const char *key)
+{
+    redisReply *r =
+        rdlt_cmd(rdlt_cluster_node(cl, 0), "CLUSTER KEYSLOT %s", key);
+    unsigned slot = (unsigned)r->integer;
+    freeReplyObject(r);
+    return slot;
+}
+
+/* The hold key of lock `name` (rdl's layout, docs/design-notes.md). */
+static void hold_key(const char *name, char *out, size_t len)
+{
+    snprintf(out, len,
+             strchr(name, '{') != NULL ? "rdl:lock:%s" : "rdl:lock:{%s}", name);
+}
+
+static int exists_on(rdlt_server *s, const char *key)
+{
+    /* READONLY-less EXISTS on a master answers for its own slots only. */
+    redisReply *r = rdlt_cmd(s, "EXISTS %s", key);
+    int e = r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+    freeReplyObject(r);
+    return e;
+}
+
+static rdl_client_stats_t stats(rdl_client_t *c)
+{
+    rdl_client_stats_t st;
+    rdlt_assert_ok(rdl_client_stats(c, &st));
+    return st;
+}
+
+/* Acquires with a budget, retrying transient cluster errors (a failover
+ * in progress) until `within_ms` passes; returns the last code. */
+static int acquire_within(rdl_lock_t *l, rdl_owner_t o, int64_t within_ms,
+                          int64_t lease_ms)
+{
+    int64_t end = rdlt_now_ms() + within_ms;
+    int rc;
+    do {
+        rc = rdl_lock_acquire_as(l, o, 1000, lease_ms);
+        if (rc == 0)
+            return 0;
+        rdlt_sleep_ms(50);
+    } while (rdlt_now_ms() < end);
+    return rc;
+}
+
+/* ---- placement -------------------------------------------------------------- */
+
+/* Names spread over all three masters; each hold lives on the master of
+ * its slot, and the client needs no redirect once it knows the table. */
+static void test_cluster_names_over_all_masters(void **state)
+{
+    rdlt_cluster *cl = rdlt_cluster_start();
+    rdl_client_t *c = rdlt_cluster_client(cl);
+    rdl_lock_t *l[24];
+    int per_master[RDLT_CLUSTER_NODES] = {0}, i, j;
+    char name[32], key[64];
+    (void)state;
+
+    for (i = 0; i < 24; i++) {
+        snprintf(name, sizeof(name), "spread-%d", i);
+        l[i] = rdlt_lock(c, name);
+        rdlt_assert_ok(rdl_lock_acquire_as(l[i], A, 0, 30000));
+        hold_key(name, key, sizeof(key));
+        {
+            rdlt_server *m = rdlt_cluster_master_of(cl, keyslot(cl, key));
+            assert_true(exists_on(m, key));
+            for (j = 0; j < RDLT_CLUSTER_NODES; j++)
+                if (rdlt_cluster_node(cl, j) == m)
+                    per_master[j]++;
+        }
+    }
+    for (j = 0; j < 3; j++)
+        if (per_master[j] == 0)
+            fail_msg("no name landed on master %d", j);
+    assert_int_equal(stats(c).redirects, 0);
+    for (i = 0; i < 24; i++) {
+        rdl_lock_info_t info = rdlt_info(l[i], A);
+        assert_true(info.held_by_owner);
+        rdlt_assert_ok(rdl_lock_release_as(l[i], A));
+        assert_false(rdlt_info(l[i], A).locked);
+    }
+}
+
+/* Names that share a hash tag share a slot, and so a node. */
+static void test_cluster_hash_tag_names_share_slot(void **state)
+{
+    rdlt_cluster *cl = rdlt_cluster_start();
+    rdl_client_t *c = rdlt_cluster_client(cl);
+    rdl_lock_t *stock = rdlt_lock(c, "{order:42}:stock");
+    rdl_lock_t *pay = rdlt_lock(c, "{order:42}:payment");
+    char k1[64], k2[64];
+    rdlt_server *m;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(stock, A, 0, 30000));
+    rdlt_assert_ok(rdl_lock_acquire_as(pay, A, 0, 30000));
+    hold_key("{order:42}:stock", k1, sizeof(k1));
+    hold_key("{order:42}:payment", k2, sizeof(k2));
+    assert_int_equal(keyslot(cl, k1), keyslot(cl, k2));
+    assert_int_equal(keyslot(cl, k1), keyslot(cl, "order:42"));
+    m = rdlt_cluster_master_of(cl, keyslot(cl, k1));
+    assert_true(exists_on(m, k1));
+    assert_true(exists_on(m, k2));
+    rdlt_assert_ok(rdl_lock_release_as(stock, A));
+    rdlt_assert_ok(rdl_lock_release_as(pay, A));
+}
+
+/* ---- contention and wake-ups ----------------------------------------------- */
+
+typedef struct contender {
+    rdl_lock_t *lock;
+    int *inside; /* owners inside the critical section */
+    int rounds;
+    int overlaps;
+    int errors;
+} contender;
+
+static void *contend(void *arg)
+{
+    contender *k = arg;
+    int i;
+    for (i = 0; i < k->rounds; i++) {
+        if (rdl_lock_acquire(k->lock, 20000, 30000) != 0) {
+            k->errors++;
+            continue;
+        }
+        if (__atomic_add_fetch(k->inside, 1, __ATOMIC_SEQ_CST) != 1)
+            k->overlaps++;
+        rdlt_sleep_ms(1);
+        __atomic_sub_fetch(k->inside, 1, __ATOMIC_SEQ_CST);
+        if (rdl_lock_release(k->lock) != 0)
+            k->errors++;
+    }
+    return NULL;
+}
+
+/* Threads of two clients contend on one name: never two inside, every
+ * acquisition succeeds, and waiters are woken by messages (sharded pub/sub
+ * on the slot's master), not by the 30 s lease running out. */
+static void test_cluster_contention_one_name(void **state)
+{
+    rdlt_cluster *cl = rdlt_cluster_start();
+    rdl_client_t *c[2] = {rdlt_cluster_client(cl), rdlt_cluster_client(cl)};
+    contender k[6];
+    rdlt_thread *t[6];
+    int inside = 0, i, total = 0;
+    int64_t start = rdlt_now_ms();
+    (void)state;
+
+    for (i = 0; i < 6; i++) {
+        k[i] = (contender){rdlt_lock(c[i % 2], "hot"), &inside, 15, 0, 0};
+        t[i] = rdlt_thread_start(contend, &k[i]);
+    }
+    for (i = 0; i < 6; i++) {
+        rdlt_thread_join(t[i]);
+        assert_int_equal(k[i].overlaps, 0);
+        assert_int_equal(k[i].errors, 0);
+        total += k[i].rounds;
+    }
+    assert_int_equal(total, 90);
+    /* Lost wake-ups would cost a 30 s lease each. */
+    rdlt_assert_between(rdlt_now_ms() - start, 0, 20000);
+    assert_true(stats(c[0]).messages + stats(c[1]).messages > 0);
+}
+
+typedef struct waiter {
+    rdl_lock_t *lock;
+    int64_t wait_ms;
+    int rc;
+    int done;
+    int64_t took_ms;
+} waiter;
+
+static void *wait_thread(void *arg)
+{
+    waiter *w = arg;
+    int64_t t0 = rdlt_now_ms();
+    w->rc = rdl_lock_acquire_as(w->lock, B, w->wait_ms, 30000);
+    w->took_ms = rdlt_now_ms() - t0;
+    if (w->rc == 0)
+        w->rc = rdl_lock_release_as(w->lock, B);
+    __atomic_store_n(&w->done, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+/* Number of sharded subscribers of a channel on one node. */
+static long long shard_subscribers(rdlt_server *s, const char *channel)
+{
+    redisReply *r = rdlt_cmd(s, "PUBSUB SHARDNUMSUB %s", channel);
+    long long n = r->type == REDIS_REPLY_ARRAY && r->elements == 2
+                      ? r->element[1]->integer
+                      : -1;
+    freeReplyObject(r);
+    return n;
+}
+
+/* Waits until `channel` has a sharded subscriber on its slot's master. */
+static rdlt_server *wait_shard_subscriber(rdlt_cluster *cl, const char *channel)
+{
+    int64_t end = rdlt_now_ms() + 10000;
+    rdlt_server *m;
+    do {
+        m = rdlt_cluster_master_of(cl, keyslot(cl, channel));
+        if (shard_subscribers(m, channel) == 1)
+            return m;
+        rdlt_sleep_ms(20);
+    } while (rdlt_now_ms() < end);
+    fail_msg("no sharded subscriber of %s on its master", channel);
+    return NULL;
+}
+
+/* A waiter sleeps on a sharded subscription on the master of the lock's
+ * slot, and the release's SPUBLISH wakes it at once. */
+static void test_cluster_wakeup_sharded_pubsub(void **state)
+{
+    rdlt_cluster *cl = rdlt_cluster_start();
+    rdl_client_t *c = rdlt_cluster_client(cl);
+    rdl_lock_t *l = rdlt_lock(c, "wake");
+    waiter w = {l, 20000, -1, 0, 0};
+    rdlt_thread *t;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 30000));
+    t = rdlt_thread_start(wait_thread, &w);
+    wait_shard_subscriber(cl, "rdl:lock.ch:{wake}");
+    rdlt_sleep_ms(100);
+    assert_false(__atomic_load_n(&w.done, __ATOMIC_SEQ_CST));
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+    rdlt_thread_join(t);
+    rdlt_assert_ok(w.rc);
+    assert_true(stats(c).messages >= 1);
+    /* Classic pub/sub is not used on a cluster that has sharded. */
+    {
+        redisReply *r = rdlt_cmd(rdlt_cluster_node(cl, 0), "PUBSUB NUMPAT");
+        freeReplyObject(r);
+        r = rdlt_cmd(rdlt_cluster_master_of(cl, keyslot(cl, "{wake}")),
+                     "PUBSUB CHANNELS");
+        assert_int_equal(r->elements, 0);
+        freeReplyObject(r);
+    }
+}
+
+/* SCRIPT FLUSH on every node: the next call runs through EVAL and caches
+ * the script again. */
+static void test_cluster_noscript_after_flush(void **state)
+{
+    rdlt_cluster *cl = rdlt_cluster_start();
+    rdl_client_t *c = rdlt_cluster_client(cl);
+    rdl_lock_t *l = rdlt_lock(c, "flushed");
+    int i;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 30000));
+    for (i = 0; i < RDLT_CLUSTER_NODES; i++) {
+        redisReply *r = rdlt_cmd(rdlt_cluster_node(cl, i), "SCRIPT FLUSH");
+        freeReplyObject(r);
+    }
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+    assert_true(stats(c).script_loads >= 1);
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 30000));
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+}
+
+/* ---- failover and migration ------------------------------------------------ */
+
+/* Waits until `node` reports role:master. */
+static void wait_master(rdlt_server *node)
+{
+    int64_t end = rdlt_now_ms() + 15000;
+    do {
+        redisReply *r = rdlt_cmd(node, "ROLE");
+        int is = r->type == REDIS_REPLY_ARRAY &&
+                 strcmp(r->element[0]->str, "master") == 0;
+        freeReplyObject(r);
+        if (is)
+            return;
+        rdlt_sleep_ms(20);
+    } while (rdlt_now_ms() < end);
+    fail_msg("node %d did not become master", rdlt_server_port(node));
+}
+
+/* Holds and waiters across a failover of the lock's master. `kill`: kill
+ * -9 the master; else CLUSTER FAILOVER on its replica. The hold is either
+ * still there (release 0) or reported lost (RDL_ELOST), never silently
+ * gone; the waiter wakes through its resubscribed sharded channel long
+ * before the 30 s lease; new acquisitions on the slot work. */
+static void failover_case(int kill)
+{
+    rdlt_cluster *cl = rdlt_cluster_start();
+    rdl_client_t *c = rdlt_cluster_client(cl);
+    rdl_lock_t *l = rdlt_lock(c, "fo");
+    rdl_lock_t *other = rdlt_lock(c, "{fo}:other");
+    waiter w = {l, 25000, -1, 0, 0};
+    rdlt_server *master, *replica;
+    rdlt_thread *t;
+    int rc;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 30000));
+    t = rdlt_thread_start(wait_thread, &w);
+    master = wait_shard_subscriber(cl, "rdl:lock.ch:{fo}");
+    replica = rdlt_cluster_replica_of(cl, master);
+    assert_non_null(replica);
+    /* The hold reached the replica before the switch. */
+    {
+        redisReply *r = rdlt_cmd(master, "WAIT 1 2000");
+        assert_int_equal(r->integer, 1);
+        freeReplyObject(r);
+    }
+    if (kill) {
+        rdlt_server_signal(master, SIGKILL);
+    } else {
+        redisReply *r = rdlt_cmd(replica, "CLUSTER FAILOVER");
+        assert_int_equal(r->type, REDIS_REPLY_STATUS);
+        freeReplyObject(r);
+    }
+    wait_master(replica);
+    /* The waiter is still waiting: the hold survived. */
+    assert_false(__atomic_load_n(&w.done, __ATOMIC_SEQ_CST));
+    rc = rdl_lock_release_as(l, A);
+    if (rc != 0 && rc != RDL_ELOST)
+        fail_msg("release after failover: %s: %s", rdl_err_name(rc),
+                 rdl_client_errmsg(c));
+    rdlt_thread_join(t);
+    rdlt_assert_ok(w.rc);
+    /* Woken by a message, not by the lease (30 s) or the budget. */
+    rdlt_assert_between(w.took_ms, 0, 15000);
+    rdlt_assert_ok(acquire_within(other, A, 10000, 30000));
+    rdlt_assert_ok(rdl_lock_release_as(other, A));
+    {
+        redisReply *r = rdlt_cmd(replica, "ROLE");
+        assert_string_equal(r->element[0]->str, "master");
+        freeReplyObject(r);
+    }
+}
+
+static void test_cluster_manual_failover(void **state)
+{
+    (void)state;
+    failover_case(0);
+}
+
+static void test_cluster_master_killed(void **state)
+{
+    (void)state;
+    failover_case(1);
+}
+
+/* The slot of a held lock migrates to another master: while it is
+ * MIGRATING/IMPORTING the client follows ASK (the hold is seen on the
+ * target: another owner is refused), the holder releases through ASK,
+ * and once the slot is assigned, MOVED takes the client there for good. */
+static void test_cluster_slot_migration_ask(void **state)
+{
+    rdlt_cluster *cl = rdlt_cluster_start();
+    rdl_client_t *c = rdlt_cluster_client(cl);
+    rdl_lock_t *l = rdlt_lock(c, "mig");
+    unsigned slot = keyslot(cl, "{mig}");
+    rdlt_server *src, *dst = NULL;
+    const char *src_id, *dst_id;
+    redisReply *r;
+    int i;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 30000));
+    src = rdlt_cluster_master_of(cl, slot);
+    for (i = 0; i < 3; i++)
+        if (rdlt_cluster_node(cl, i) != src)
+            dst = rdlt_cluster_node(cl, i);
+    src_id = rdlt_cluster_node_id(cl, src);
+    dst_id = rdlt_cluster_node_id(cl, dst);
+    r = rdlt_cmd(dst, "CLUSTER SETSLOT %u IMPORTING %s", slot, src_id);
+    assert_int_equal(r->type, REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    r = rdlt_cmd(src, "CLUSTER SETSLOT %u MIGRATING %s", slot, dst_id);
+    assert_int_equal(r->type, REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    r = rdlt_cmd(src, "MIGRATE 127.0.0.1 %d %b 0 5000 KEYS %s %s",
+                 rdlt_server_port(dst), "", (size_t)0, "rdl:lock:{mig}",
+                 "rdl:lock.fence:{mig}");
+    if (r->type == REDIS_REPLY_ERROR)
+        fail_msg("MIGRATE: %s", r->str);
+    freeReplyObject(r);
+    assert_true(exists_on(dst, "rdl:lock:{mig}") == 0); /* needs ASKING */
+
+    /* The keys are on the target now: only ASK finds them. */
+    rdlt_assert_rc(rdl_lock_acquire_as(l, B, 0, 30000), RDL_EBUSY);
+    assert_true(stats(c).redirects >= 1);
+    assert_true(rdlt_info(l, A).held_by_owner);
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+
+    /* Finish the migration; the client learns it from MOVED. */
+    for (i = 0; i < 3; i++) {
+        r = rdlt_cmd(rdlt_cluster_node(cl, i), "CLUSTER SETSLOT %u NODE %s",
+                     slot, dst_id);
+        freeReplyObject(r);
+    }
+    rdlt_cluster_wait_ok(cl, 15000);
+    rdlt_assert_ok(rdl_lock_acquire_as(l, B, 0, 30000));
+    assert_true(exists_on(dst, "rdl:lock:{mig}"));
+    rdlt_assert_ok(rdl_lock_release_as(l, B));
+}
+
+/* ---- the watchdog and the fair lock on a cluster ------------------------------ */
+
+static rdl_client_t *short_watchdog_client(rdlt_cluster *cl)
+{
+    rdl_client_t *c = rdlt_client_new(rdlt_cluster_url(cl));
+    int rc;
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 2000, 2000));
+    rdlt_assert_ok(rdl_client_set_watchdog_ms(c, 1500));
+    rc = rdl_client_connect(c);
+    if (rc != 0)
+        fail_msg("connect: %s: %s", rdl_err_name(rc), rdl_client_errmsg(c));
+    return c;
+}
+
+/* Auto-leased holds on names over every master are renewed past several
+ * leases: the renewal batches keep each call inside one slot. */
+static void test_cluster_watchdog_renews_every_slot(void **state)
+{
+    rdlt_cluster *cl = rdlt_cluster_start();
+    rdl_client_t *c = short_watchdog_client(cl);
+    rdl_lock_t *l[12];
+    rdl_client_stats_t st;
+    char name[32];
+    int i;
+    (void)state;
+
+    for (i = 0; i < 12; i++) {
+        snprintf(name, sizeof(name), "wd-%d", i);
+        l[i] = rdlt_lock(c, name);
+        rdlt_assert_ok(rdl_lock_acquire_as(l[i], A, 0, RDL_LEASE_AUTO));
+    }
+    rdlt_sleep_ms(4500); /* three leases */
+    for (i = 0; i < 12; i++) {
+        rdl_lock_info_t info = rdlt_info(l[i], A);
+        assert_true(info.held_by_owner);
+        rdlt_assert_between(info.ttl_ms, 1, 1500);
+    }
+    rdlt_assert_ok(rdl_client_stats(c, &st));
+    assert_int_equal(st.renewal_failures, 0);
+    assert_int_equal(st.holds_lost, 0);
+    for (i = 0; i < 12; i++)
+        rdlt_assert_ok(rdl_lock_release_as(l[i], A));
+}
+
+typedef struct lost_rec {
+    int calls;
+} lost_rec;
+
+static void on_lost(rdl_lock_t *lock, rdl_owner_t owner, int reason, void *data)
+{
+    lost_rec *r = data;
+    (void)lock;
+    (void)owner;
+    (void)reason;
+    __atomic_add_fetch(&r->calls, 1, __ATOMIC_SEQ_CST);
+}
+
+/* An auto-leased hold across a kill -9 of its master: after the failover
+ * it is still renewed (still held after several leases), or it was
+ * reported lost; never silently gone. */
+static void test_cluster_watchdog_across_failover(void **state)
+{
+    rdlt_cluster *cl = rdlt_cluster_start();
+    rdl_client_t *c = short_watchdog_client(cl);
+    rdl_lock_t *l = rdlt_lock(c, "wdfo");
+    lost_rec lost = {0};
+    rdlt_server *master, *replica;
+    redisReply *r;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_set_lost_cb(l, on_lost, &lost));
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, RDL_LEASE_AUTO));
+    master = rdlt_cluster_master_of(cl, keyslot(cl, "{wdfo}"));
+    replica = rdlt_cluster_replica_of(cl, master);
+    r = rdlt_cmd(master, "WAIT 1 2000");
+    freeReplyObject(r);
+    rdlt_server_signal(master, SIGKILL);
+    wait_master(replica);
+    rdlt_sleep_ms(4500);
+    if (__atomic_load_n(&lost.calls, __ATOMIC_SEQ_CST) == 0) {
+        rdl_lock_info_t info = rdlt_info(l, A);
+        assert_true(info.held_by_owner);
+        rdlt_assert_ok(rdl_lock_release_as(l, A));
+    } else {
+        rdlt_assert_rc(rdl_lock_release_as(l, A), RDL_ELOST);
+    }
+}
+
+/* The fair lock's queue, hand-offs and renewals of queue entries work on
+ * a cluster: threads of two clients take turns, never two inside. */
+static void test_cluster_fair_lock(void **state)
+{
+    rdlt_cluster *cl = rdlt_cluster_start();
+    rdl_client_t *c[2] = {rdlt_cluster_client(cl), rdlt_cluster_client(cl)};
+    contender k[4];
+    rdlt_thread *t[4];
+    int inside = 0, i;
+    (void)state;
+
+    for (i = 0; i < 4; i++) {
+        rdl_lock_t *l = NULL;
+        rdlt_assert_ok(rdl_fairlock_new(c[i % 2], "fairhot", &l));
+        k[i] = (contender){l, &inside, 8, 0, 0};
+        t[i] = rdlt_thread_start(contend, &k[i]);
+    }
+    for (i = 0; i < 4; i++) {
+        rdlt_thread_join(t[i]);
+        assert_int_equal(k[i].overlaps, 0);
+        assert_int_equal(k[i].errors, 0);
+        rdl_lock_free(k[i].lock);
+    }
+}
+
+static const struct CMUnitTest tests[] = {
+    RDLT_TEST(test_cluster_names_over_all_masters),
+    RDLT_TEST(test_cluster_hash_tag_names_share_slot),
+    RDLT_TEST(test_cluster_contention_one_name),
+    RDLT_TEST(test_cluster_wakeup_sharded_pubsub),
+    RDLT_TEST(test_cluster_noscript_after_flush),
+    RDLT_TEST(test_cluster_manual_failover),
+    RDLT_TEST(test_cluster_master_killed),
+    RDLT_TEST(test_cluster_slot_migration_ask),
+    RDLT_TEST(test_cluster_watchdog_renews_every_slot),
+    RDLT_TEST(test_cluster_watchdog_across_failover),
+    RDLT_TEST(test_cluster_fair_lock),
+};
+
+RDLT_MAIN(tests)
