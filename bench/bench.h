@@ -38,6 +38,9 @@ typedef struct bench_ctx {
     FILE *table;  /* where the table goes */
     int floor_ok; /* floor measured */
     bench_floor_t floor;
+    char scope[16];   /* "" or "cluster": prefixes the figure names */
+    char raw_tag[16]; /* "": the raw client's keys as rdl's; else all in
+                         the slot of this hash tag (a cluster) */
 } bench_ctx;
 
 typedef struct bench_figure {
@@ -123,6 +126,7 @@ int bench_server_pid(void);
  * and SHA1 that rdl embeds) with the same keys and arguments as rdl. */
 typedef struct bench_raw {
     redisContext *rc;
+    char tag[16]; /* bench_ctx.raw_tag */
     char owner[64];
     char id[33];
     uint64_t seq;

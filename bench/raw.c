@@ -60,6 +60,7 @@ int bench_raw_open(bench_raw *r, const bench_ctx *ctx)
         if (check(r, rep, "SCRIPT LOAD") != 0)
             goto fail;
     }
+    snprintf(r->tag, sizeof(r->tag), "%s", ctx->raw_tag);
     /* An id and owner of rdl's shape: 32 hex chars, then ":<number>". */
     for (i = 0; i < 32; i++)
         r->id[i] = "0123456789abcdef"[rand() % 16];
@@ -84,8 +85,13 @@ static int append(bench_raw *r, const char *name, int acquire)
     const rdl__script *s = &rdl__scripts[acquire ? RDL__SCRIPT_LOCK_ACQUIRE
                                                  : RDL__SCRIPT_LOCK_RELEASE];
     char hold[1100], fence[1100], chan[1100], reqid[64];
-    snprintf(hold, sizeof(hold), KEY_HOLD, name);
-    snprintf(fence, sizeof(fence), KEY_FENCE, name);
+    if (r->tag[0] != '\0') { /* a cluster: every raw key in one slot */
+        snprintf(hold, sizeof(hold), "rdl:lock:{%s}:%s", r->tag, name);
+        snprintf(fence, sizeof(fence), "rdl:lock.fence:{%s}:%s", r->tag, name);
+    } else {
+        snprintf(hold, sizeof(hold), KEY_HOLD, name);
+        snprintf(fence, sizeof(fence), KEY_FENCE, name);
+    }
     snprintf(reqid, sizeof(reqid), "%s:%llx", r->id,
              (unsigned long long)++r->seq);
     if (acquire) {

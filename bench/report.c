@@ -37,7 +37,8 @@ void bench_row_begin(bench_ctx *ctx, const char *figure, const char *fmt, ...)
     va_list ap;
     row.ctx = ctx;
     row.n = 0;
-    snprintf(row.figure, sizeof(row.figure), "%s", figure);
+    snprintf(row.figure, sizeof(row.figure), "%s%s%s", ctx->scope,
+             ctx->scope[0] ? "/" : "", figure);
     va_start(ap, fmt);
     vsnprintf(row.what, sizeof(row.what), fmt, ap);
     va_end(ap);
