@@ -532,6 +532,50 @@ static void test_cluster_fair_lock(void **state)
     }
 }
 
+/* MultiLocks on a cluster: parts of one slot in one script call (routed
+ * to the slot's master), parts spread over masters one call each. */
+static void test_cluster_multilock(void **state)
+{
+    rdlt_cluster *cl = rdlt_cluster_start();
+    rdl_client_t *c = rdlt_cluster_client(cl);
+    rdl_lock_t *same[3], *spread[3], *ms = NULL, *mw = NULL;
+    rdl_client_stats_t s0, s1;
+    rdl_lock_info_t info;
+    int i;
+    (void)state;
+
+    for (i = 0; i < 3; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "{order:9}:part%d", i);
+        rdlt_assert_ok(rdl_lock_new(c, name, &same[i]));
+        snprintf(name, sizeof(name), "spread-%d", i * 7919);
+        rdlt_assert_ok(rdl_lock_new(c, name, &spread[i]));
+    }
+    rdlt_assert_ok(rdl_multilock_new(same, 3, &ms));
+    rdlt_assert_ok(rdl_multilock_new(spread, 3, &mw));
+    rdlt_assert_ok(rdl_client_stats(c, &s0));
+    rdlt_assert_ok(rdl_lock_acquire(ms, 2000, 5000));
+    rdlt_assert_ok(rdl_client_stats(c, &s1));
+    assert_int_equal(s1.scripts - s0.scripts, 1);
+    rdlt_assert_ok(rdl_lock_acquire(mw, 2000, RDL_LEASE_AUTO));
+    for (i = 0; i < 3; i++) {
+        rdlt_assert_ok(rdl_lock_info(same[i], rdl_owner_self(), &info));
+        assert_int_equal(info.hold_count, 1);
+        rdlt_assert_ok(rdl_lock_info(spread[i], rdl_owner_self(), &info));
+        assert_int_equal(info.hold_count, 1);
+    }
+    rdlt_assert_ok(rdl_lock_release(ms));
+    rdlt_assert_ok(rdl_lock_release(mw));
+    rdlt_assert_ok(rdl_lock_info(same[0], rdl_owner_self(), &info));
+    assert_int_equal(info.locked, 0);
+    rdl_lock_free(ms);
+    rdl_lock_free(mw);
+    for (i = 0; i < 3; i++) {
+        rdl_lock_free(same[i]);
+        rdl_lock_free(spread[i]);
+    }
+}
+
 static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_cluster_names_over_all_masters),
     RDLT_TEST(test_cluster_hash_tag_names_share_slot),
@@ -544,6 +588,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_cluster_watchdog_renews_every_slot),
     RDLT_TEST(test_cluster_watchdog_across_failover),
     RDLT_TEST(test_cluster_fair_lock),
+    RDLT_TEST(test_cluster_multilock),
 };
 
 RDLT_MAIN(tests)
