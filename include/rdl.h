@@ -8,5 +8,6 @@
 #include "rdl/client.h"
 #include "rdl/lock.h"
 #include "rdl/multilock.h"
+#include "rdl/rwlock.h"
 
 #endif

@@ -6,6 +6,7 @@
  * token and validity getters); everything else runs on the loop thread.
  * The watchdog calls back into done() and lost(), which take the mutex, so
  * watchdog functions are never called with the mutex held. */
+#include <stdio.h>
 #include <string.h>
 
 #include "lock_int.h"
@@ -17,7 +18,7 @@ struct rdl__auto {
     rdl__wd_hold wd;
     rdl_lock_t *lock;
     rdl_owner_t owner;
-    char member[64];
+    char member[72]; /* [prefix] owner string */
 };
 
 static rdl__hold *find_hold(const rdl_lock_t *lock, rdl_owner_t owner)
@@ -114,7 +115,11 @@ int rdl__hold_granted(rdl_lock_t *lock, rdl_owner_t owner, uint64_t token,
             return RDL_ENOMEM;
         rec->lock = lock;
         rec->owner = owner;
-        rdl__client_owner(c, owner, rec->member);
+        char os[64];
+        rdl__client_owner(c, owner, os);
+        snprintf(rec->member, sizeof(rec->member), "%s%s",
+                 lock->kind->member_prefix ? lock->kind->member_prefix : "",
+                 os);
         rec->wd.script = lock->kind->renew_script;
         rec->wd.key = lock->key_hold;
         rec->wd.member = rec->member;

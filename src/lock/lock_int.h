@@ -44,8 +44,11 @@ typedef struct rdl__lock_kind {
     int (*send_info)(rdl_lock_t *lock, const char *owner, rdl__reply_fn fn,
                      void *data);
     int (*parse_info)(const redisReply *r, rdl_lock_info_t *out);
-    /* The watchdog's renewal script for this kind (see rdl__wd_hold). */
+    /* The watchdog's renewal script for this kind (see rdl__wd_hold), and
+     * what precedes the owner string in its member ("r:" for a reader of a
+     * read-write lock), or NULL. */
     int renew_script;
+    const char *member_prefix;
 
     /* Kinds with a wait queue (the fair lock); zero for the others. */
     const char *aux_suffix[2]; /* extra keys of a lock: key_aux[i] */
@@ -77,6 +80,7 @@ struct rdl_lock_s {
     char *channel;
     char *key_aux[2];  /* kind-specific keys (rdl__lock_kind.aux_suffix) */
     rdl__multi *multi; /* a MultiLock/RedLock (src/multilock): kind NULL */
+    unsigned flags;    /* kind-specific (read-write lock: writers first) */
     int refs;          /* atomic; see rdl__lock_ref() */
     int freed;         /* atomic; rdl_lock_free() was called */
     uv_mutex_t mu;     /* guards holds and the lost callback */

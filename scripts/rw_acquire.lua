@@ -1,0 +1,170 @@
+-- rw_acquire: one try to take or re-enter the read or the write side of a
+-- read-write lock.
+--
+-- KEYS[1]  hold   hash: w = writer owner, wn = its count, wt = its token,
+--                 wr = its last request id, x:w = its expiry (server ms);
+--                 r:<owner> = a reader's count, x:r:<owner> its expiry,
+--                 t:r:<owner> its token, q:r:<owner> its last request id. PTTL = the longest
+--                 expiry, so an abandoned hash goes away on its own.
+-- KEYS[2]  fence  hash {t = last token issued, r:<side>:<owner> = id of
+--                 the release that freed that owner's hold}
+-- KEYS[3]  waiting writers: sorted set owner -> server-time expiry
+-- ARGV[1]  owner string
+-- ARGV[2]  lease in ms
+-- ARGV[3]  request id; a retry sends the same id
+-- ARGV[4]  retention of the fence key after the lease, in ms
+-- ARGV[5]  "r" (read side) or "w" (write side)
+-- ARGV[6]  "wait" (a writer that cannot have it now is recorded as
+--          waiting) or "try"
+-- ARGV[7]  queue lease in ms (a waiting writer's entry)
+-- ARGV[8]  "1": writers first (new readers wait while a writer waits)
+--
+-- Replies  {1, token, count}      acquired or re-entered
+--          {0, sleep, waiting}    not now: sleep at most `sleep` ms (-1:
+--                                 no bound known); waiting 1 if the
+--                                 caller is recorded as a waiting writer
+--          {-1}                   the caller holds the read side and asked
+--                                 for the write side (an upgrade would
+--                                 wait on itself): nothing changed
+--
+-- Every holder has its own expiry, so a crashed reader's share ends with
+-- its own lease, not with the longest one. Expired holders and waiting
+-- writers are purged first (O(holders)).
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local me, side, lease = ARGV[1], ARGV[5], tonumber(ARGV[2])
+
+-- Purge expired holders; returns the longest expiry left (0 if none).
+local function purge()
+    local f = redis.call('HGETALL', KEYS[1])
+    local longest = 0
+    for i = 1, #f, 2 do
+        local k, v = f[i], tonumber(f[i + 1])
+        if k == 'x:w' then
+            if v <= now then
+                redis.call('HDEL', KEYS[1], 'w', 'wn', 'wt', 'wr', 'x:w')
+            elseif v > longest then
+                longest = v
+            end
+        elseif string.sub(k, 1, 4) == 'x:r:' then
+            if v <= now then
+                local o = string.sub(k, 5)
+                redis.call('HDEL', KEYS[1], k, 'r:' .. o, 'q:r:' .. o,
+                    't:r:' .. o)
+            elseif v > longest then
+                longest = v
+            end
+        end
+    end
+    local dead = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, 64)
+    if #dead > 0 then
+        redis.call('ZREM', KEYS[3], unpack(dead))
+    end
+    return longest
+end
+
+local function readers()
+    local n = 0
+    local f = redis.call('HKEYS', KEYS[1])
+    for i = 1, #f do
+        if string.sub(f[i], 1, 2) == 'r:' then
+            n = n + 1
+        end
+    end
+    return n
+end
+
+local function mint()
+    local token = tonumber(t[1]) * 1000000 + tonumber(t[2])
+    local last = tonumber(redis.call('HGET', KEYS[2], 't') or '0')
+    if token <= last then
+        token = last + 1
+    end
+    local ts = string.format('%d', token)
+    redis.call('HSET', KEYS[2], 't', ts)
+    redis.call('PEXPIRE', KEYS[2], lease + tonumber(ARGV[4]))
+    return token, ts
+end
+
+-- The hash lives as long as its longest holder.
+local function keep_alive(longest)
+    if longest > now then
+        redis.call('PEXPIRE', KEYS[1], longest - now)
+    end
+end
+
+local function extend(field)
+    local x = tonumber(redis.call('HGET', KEYS[1], field) or '0')
+    if now + lease > x then
+        x = now + lease
+        redis.call('HSET', KEYS[1], field, x)
+    end
+    return x
+end
+
+local longest = purge()
+local h = redis.call('HMGET', KEYS[1], 'w', 'wn', 'wt', 'wr')
+
+if side == 'r' then
+    local rf = 'r:' .. me
+    local mine = redis.call('HMGET', KEYS[1], rf, 'q:r:' .. me, 't:r:' .. me)
+    if mine[1] then
+        if mine[2] == ARGV[3] then
+            return {1, tonumber(mine[3]), tonumber(mine[1])}
+        end
+        local n = redis.call('HINCRBY', KEYS[1], rf, 1)
+        redis.call('HSET', KEYS[1], 'q:r:' .. me, ARGV[3])
+        local x = extend('x:r:' .. me)
+        if x > longest then longest = x end
+        keep_alive(longest)
+        return {1, tonumber(mine[3]), n}
+    end
+    -- A writer other than the caller excludes readers; a waiting writer
+    -- does too when writers go first (the caller's own write hold does
+    -- not: that is the downgrade).
+    if h[1] and h[1] ~= me then
+        local xw = tonumber(redis.call('HGET', KEYS[1], 'x:w') or now)
+        return {0, math.max(xw - now, 1), 0}
+    end
+    if h[1] ~= me and ARGV[8] == '1' and redis.call('ZCARD', KEYS[3]) > 0 then
+        local first = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
+        return {0, math.max(tonumber(first[2]) - now, 1), 0}
+    end
+    local token, ts = mint()
+    redis.call('HSET', KEYS[1], rf, 1, 'q:r:' .. me, ARGV[3], 'x:r:' .. me,
+        now + lease, 't:r:' .. me, ts)
+    if now + lease > longest then longest = now + lease end
+    keep_alive(longest)
+    return {1, token, 1}
+end
+
+-- The write side.
+if h[1] == me then
+    if h[4] == ARGV[3] then
+        return {1, tonumber(h[3]), tonumber(h[2])}
+    end
+    local n = redis.call('HINCRBY', KEYS[1], 'wn', 1)
+    redis.call('HSET', KEYS[1], 'wr', ARGV[3])
+    local x = extend('x:w')
+    if x > longest then longest = x end
+    keep_alive(longest)
+    return {1, tonumber(h[3]), n}
+end
+if redis.call('HEXISTS', KEYS[1], 'r:' .. me) == 1 then
+    return {-1}
+end
+if h[1] or readers() > 0 then
+    local waiting = 0
+    if ARGV[6] == 'wait' then
+        redis.call('ZADD', KEYS[3], now + tonumber(ARGV[7]), me)
+        waiting = 1
+    end
+    return {0, math.max(longest - now, 1), waiting}
+end
+redis.call('ZREM', KEYS[3], me)
+local token, ts = mint()
+redis.call('HSET', KEYS[1], 'w', me, 'wn', 1, 'wt', ts, 'wr', ARGV[3], 'x:w',
+    now + lease)
+if now + lease > longest then longest = now + lease end
+keep_alive(longest)
+return {1, token, 1}

@@ -1,0 +1,39 @@
+-- rw_renew: the watchdog's batched renewal of read-write holds.
+--
+-- KEYS[i]    hold hash of the i-th hold (rw_acquire)
+-- ARGV[1]    lease in ms
+-- ARGV[1+i]  "r:<owner>" or "w:<owner>": the side and owner of hold i
+--
+-- Replies  {r1, r2, ...}  1 renewed, 0 the hold is gone (expired, released
+--                         or force-released): nothing changed
+--
+-- A hold whose own expiry has passed is gone even if not yet purged.
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local lease = tonumber(ARGV[1])
+local out = {}
+for i = 1, #KEYS do
+    local m = ARGV[i + 1]
+    local side, owner = string.sub(m, 1, 1), string.sub(m, 3)
+    local xf, held
+    if side == 'w' then
+        xf = 'x:w'
+        held = redis.call('HGET', KEYS[i], 'w') == owner
+    else
+        xf = 'x:r:' .. owner
+        held = redis.call('HEXISTS', KEYS[i], 'r:' .. owner) == 1
+    end
+    local x = tonumber(redis.call('HGET', KEYS[i], xf) or '0')
+    if held and x > now then
+        if now + lease > x then
+            redis.call('HSET', KEYS[i], xf, now + lease)
+        end
+        if redis.call('PTTL', KEYS[i]) < lease then
+            redis.call('PEXPIRE', KEYS[i], lease)
+        end
+        out[i] = 1
+    else
+        out[i] = 0
+    end
+end
+return out

@@ -1,0 +1,204 @@
+/* The read-write lock: two views of one name, each an ordinary lock kind
+ * (scripts/rw_*.lua). Both views build the same keys (kind name "rw"), so
+ * the scripts see readers and the writer in one hash; the write view also
+ * records waiting writers (with expiries the watchdog keeps pushing back,
+ * as for fair-lock waiters), which hold new readers back when writers go
+ * first. */
+#include <stdio.h>
+
+#include "lock/lock_int.h"
+
+struct rdl_rwlock_s {
+    rdl_lock_t *read;
+    rdl_lock_t *write;
+};
+
+static const char *side(const rdl__lock_kind *k);
+
+static int send_try(rdl__acquire *op, rdl__reply_fn fn)
+{
+    rdl_lock_t *lock = op->lock;
+    char lease[24], keep[24], qlease[24];
+    const char *keys[3] = {lock->key_hold, lock->key_fence, lock->key_aux[1]};
+    const char *args[8] = {
+        op->owner_str,    lease,
+        op->reqid,        keep,
+        side(lock->kind), op->one_try ? "try" : "wait",
+        qlease,           (lock->flags & RDL_RW_READERS_FIRST) ? "0" : "1"};
+    snprintf(lease, sizeof(lease), "%lld", (long long)op->lease_ms);
+    snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
+    snprintf(qlease, sizeof(qlease), "%lld",
+             (long long)rdl__queue_lease_ms(lock->c));
+    return rdl__script_run(lock->c, RDL__SCRIPT_RW_ACQUIRE, 3, keys, 8, args,
+                           fn, op);
+}
+
+static int parse_try(const redisReply *r, rdl__try *out)
+{
+    long long flag, a, b;
+    if (rdl__int_at(r, 0, &flag) != 0)
+        return RDL_EPROTO;
+    if (flag == -1)
+        return RDL_EDEADLK; /* an upgrade: it would wait on itself */
+    if (rdl__int_at(r, 1, &a) != 0 || rdl__int_at(r, 2, &b) != 0)
+        return RDL_EPROTO;
+    if (flag == 1) {
+        if (a <= 0 || b <= 0)
+            return RDL_EPROTO;
+        out->acquired = 1;
+        out->token = (uint64_t)a;
+        out->count = (uint32_t)b;
+        return 0;
+    }
+    out->acquired = 0;
+    out->pttl_ms = a;
+    out->position = b > 0 ? 1 : 0; /* a waiting writer: keep it alive */
+    return 0;
+}
+
+static int send_release(rdl__release *op, rdl__reply_fn fn)
+{
+    rdl_lock_t *lock = op->lock;
+    char keep[24];
+    const char *keys[3] = {lock->key_hold, lock->key_fence, lock->key_aux[1]};
+    const char *args[7] = {
+        op->owner_str, op->reqid, rdl__client_publish_cmd(lock->c),
+        lock->channel, keep,      side(lock->kind),
+        op->undo_of};
+    snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
+    return rdl__script_run(lock->c, RDL__SCRIPT_RW_RELEASE, 3, keys,
+                           op->undo_of[0] != '\0' ? 7 : 6, args, fn, op);
+}
+
+static int send_force(rdl_lock_t *lock, rdl__reply_fn fn, void *data)
+{
+    const char *keys[1] = {lock->key_hold};
+    const char *args[2] = {rdl__client_publish_cmd(lock->c), lock->channel};
+    return rdl__script_run(lock->c, RDL__SCRIPT_RW_FORCE_RELEASE, 1, keys, 2,
+                           args, fn, data);
+}
+
+static int send_info_side(rdl_lock_t *lock, const char *owner, rdl__reply_fn fn,
+                          void *data)
+{
+    const char *keys[3] = {lock->key_hold, lock->key_fence, lock->key_aux[1]};
+    const char *args[2] = {owner, side(lock->kind)};
+    return rdl__script_run(lock->c, RDL__SCRIPT_RW_INFO, 3, keys, 2, args, fn,
+                           data);
+}
+
+static int parse_info(const redisReply *r, rdl_lock_info_t *out)
+{
+    long long locked, count, pttl, token, holders, waiters;
+    if (rdl__int_at(r, 0, &locked) != 0 || rdl__int_at(r, 1, &count) != 0 ||
+        rdl__int_at(r, 2, &pttl) != 0 || rdl__int_at(r, 3, &token) != 0 ||
+        rdl__int_at(r, 4, &holders) != 0 || rdl__int_at(r, 5, &waiters) != 0)
+        return RDL_EPROTO;
+    out->locked = locked != 0;
+    out->held_by_owner = count > 0;
+    out->hold_count = (uint32_t)count;
+    out->holders = (uint32_t)holders;
+    out->waiters = (uint32_t)waiters;
+    out->position = 0;
+    out->ttl_ms = pttl;
+    out->fencing_token = (uint64_t)token;
+    return 0;
+}
+
+static int send_leave(rdl__acquire *op, rdl__reply_fn fn, void *data)
+{
+    rdl_lock_t *lock = op->lock;
+    const char *keys[1] = {lock->key_aux[1]};
+    const char *args[3] = {op->owner_str, rdl__client_publish_cmd(lock->c),
+                           lock->channel};
+    return rdl__script_run(lock->c, RDL__SCRIPT_RW_LEAVE, 1, keys, 3, args, fn,
+                           data);
+}
+
+static const rdl__lock_kind read_kind = {
+    .name = "rw",
+    .send_try = send_try,
+    .parse_try = parse_try,
+    .send_release = send_release,
+    .parse_release = rdl__parse_release,
+    .send_force = send_force,
+    .parse_force = rdl__parse_force,
+    .send_info = send_info_side,
+    .parse_info = parse_info,
+    .renew_script = RDL__SCRIPT_RW_RENEW,
+    .member_prefix = "r:",
+    .aux_suffix = {NULL, "ww"},
+};
+
+static const rdl__lock_kind write_kind = {
+    .name = "rw",
+    .send_try = send_try,
+    .parse_try = parse_try,
+    .send_release = send_release,
+    .parse_release = rdl__parse_release,
+    .send_force = send_force,
+    .parse_force = rdl__parse_force,
+    .send_info = send_info_side,
+    .parse_info = parse_info,
+    .renew_script = RDL__SCRIPT_RW_RENEW,
+    .member_prefix = "w:",
+    .aux_suffix = {NULL, "ww"},
+    .queue_renew_script = RDL__SCRIPT_FAIR_TOUCH,
+    .send_leave = send_leave,
+};
+
+static const char *side(const rdl__lock_kind *k)
+{
+    return k == &read_kind ? "r" : "w";
+}
+
+int rdl_rwlock_new_ex(rdl_client_t *c, const char *name, unsigned flags,
+                      rdl_rwlock_t **out)
+{
+    rdl_rwlock_t *rw;
+    int rc;
+    if (out == NULL)
+        return RDL_EINVAL;
+    *out = NULL;
+    if ((flags & ~(unsigned)RDL_RW_READERS_FIRST) != 0) {
+        if (c != NULL)
+            rdl__errmsg_set(c, "unknown read-write lock flags 0x%x", flags);
+        return RDL_EINVAL;
+    }
+    rw = rdl__calloc(1, sizeof(*rw));
+    if (rw == NULL)
+        return RDL_ENOMEM;
+    if ((rc = rdl__lock_create(c, name, &read_kind, &rw->read)) != 0 ||
+        (rc = rdl__lock_create(c, name, &write_kind, &rw->write)) != 0) {
+        rdl_lock_free(rw->read);
+        rdl__free(rw);
+        return rc;
+    }
+    rw->read->flags = rw->write->flags = flags;
+    *out = rw;
+    return 0;
+}
+
+int rdl_rwlock_new(rdl_client_t *c, const char *name, rdl_rwlock_t **out)
+{
+    return rdl_rwlock_new_ex(c, name, 0, out);
+}
+
+rdl_lock_t *rdl_rwlock_read(rdl_rwlock_t *rw)
+{
+    return rw != NULL ? rw->read : NULL;
+}
+
+rdl_lock_t *rdl_rwlock_write(rdl_rwlock_t *rw)
+{
+    return rw != NULL ? rw->write : NULL;
+}
+
+void rdl_rwlock_free(rdl_rwlock_t *rw)
+{
+    if (rw == NULL)
+        return;
+    rdl_lock_free(rw->read);
+    rdl_lock_free(rw->write);
+    rdl__free(rw);
+}
