@@ -576,6 +576,37 @@ static void test_cluster_multilock(void **state)
     }
 }
 
+/* The read-write lock on the cluster: readers of two clients share, a
+ * writer excludes them, and wake-ups travel by sharded pub/sub. */
+static void test_cluster_rwlock(void **state)
+{
+    rdlt_cluster *cl = rdlt_cluster_start();
+    rdl_client_t *c1 = rdlt_cluster_client(cl), *c2 = rdlt_cluster_client(cl);
+    rdl_rwlock_t *a = NULL, *b = NULL;
+    rdl_lock_info_t info;
+    (void)state;
+
+    rdlt_assert_ok(rdl_rwlock_new(c1, "rwhot", &a));
+    rdlt_assert_ok(rdl_rwlock_new(c2, "rwhot", &b));
+    rdlt_assert_ok(rdl_lock_acquire_as(rdl_rwlock_read(a), 1, 0, 5000));
+    rdlt_assert_ok(rdl_lock_acquire_as(rdl_rwlock_read(b), 2, 0, 5000));
+    rdlt_assert_ok(rdl_lock_info(rdl_rwlock_read(a), 1, &info));
+    assert_int_equal(info.holders, 2);
+    rdlt_assert_rc(rdl_lock_acquire_as(rdl_rwlock_write(b), 3, 0, 5000),
+                   RDL_EBUSY);
+    rdlt_assert_ok(rdl_lock_release_as(rdl_rwlock_read(a), 1));
+    rdlt_assert_ok(rdl_lock_release_as(rdl_rwlock_read(b), 2));
+    rdlt_assert_ok(
+        rdl_lock_acquire_as(rdl_rwlock_write(b), 3, 0, RDL_LEASE_AUTO));
+    rdlt_assert_rc(rdl_lock_acquire_as(rdl_rwlock_read(a), 1, 0, 5000),
+                   RDL_EBUSY);
+    rdlt_assert_ok(rdl_lock_release_as(rdl_rwlock_write(b), 3));
+    rdlt_assert_ok(rdl_lock_acquire_as(rdl_rwlock_read(a), 1, 2000, 5000));
+    rdlt_assert_ok(rdl_lock_release_as(rdl_rwlock_read(a), 1));
+    rdl_rwlock_free(a);
+    rdl_rwlock_free(b);
+}
+
 static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_cluster_names_over_all_masters),
     RDLT_TEST(test_cluster_hash_tag_names_share_slot),
@@ -589,6 +620,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_cluster_watchdog_across_failover),
     RDLT_TEST(test_cluster_fair_lock),
     RDLT_TEST(test_cluster_multilock),
+    RDLT_TEST(test_cluster_rwlock),
 };
 
 RDLT_MAIN(tests)
