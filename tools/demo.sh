@@ -93,7 +93,7 @@ start_server() {
 bash tools/deps.sh
 # Only what the demo runs: the tests are test.sh's business.
 cmake -S . -B build -DRDL_BUILD_EXAMPLES=ON
-cmake --build build -j "$jobs" --target "${examples[@]}"
+cmake --build build -j "$jobs" --target "${examples[@]}" rdl_cli
 
 if [ -z "${RDL_URL:-}" ]; then
     start_server
@@ -121,5 +121,27 @@ for ex in "${examples[@]}"; do
         exit $rc
     fi
 done
+echo
+echo "=== the rdl tool: two jobs on one lock run one after the other"
+rdl=build/tools/rdl/rdl
+jobs_pids=()
+for job in A B; do
+    "$rdl" run demo:job -- sh -c "echo \"job $job starts (fencing token \$RDL_FENCING_TOKEN)\"; sleep 1; echo \"job $job ends\"" &
+    jobs_pids+=($!)
+done
+wait "${jobs_pids[@]}" # not a bare wait: the server is a child too
+echo "--- a third with --wait 0 while a job holds it exits 75 (EX_TEMPFAIL):"
+"$rdl" run demo:job -- sleep 1 &
+holder=$!
+sleep 0.3
+rc=0
+"$rdl" run --wait 0 demo:job -- echo "never printed" || rc=$?
+wait "$holder"
+echo "exit status $rc"
+"$rdl" info demo:job
+if [ $rc -ne 75 ]; then
+    echo "demo: the rdl tool did not exit 75" >&2
+    exit 1
+fi
 echo
 echo "demo: all examples ran"

@@ -1,0 +1,65 @@
+/* rdl(1): the command-line tool. A consumer of the public API only. */
+#ifndef RDL_CLI_H
+#define RDL_CLI_H
+
+#include <stdio.h>
+
+#include <rdl.h>
+
+/* Exit codes (sysexits.h). */
+#define EXIT_USAGE 64       /* EX_USAGE: bad options or arguments */
+#define EXIT_UNAVAILABLE 69 /* EX_UNAVAILABLE: Redis unreachable */
+#define EXIT_SOFTWARE 70    /* EX_SOFTWARE: any other failure */
+#define EXIT_TEMPFAIL 75    /* EX_TEMPFAIL: not acquired within --wait */
+
+/* Global options. */
+typedef struct cli {
+    const char *url;    /* --url, $RDL_URL, or the default */
+    const char *prefix; /* --prefix or NULL */
+    int64_t timeout_ms; /* --timeout: connect and command timeout, or 0 */
+    int verbose;        /* -v */
+} cli;
+
+/* "rdl: <what>: <why>" on stderr. */
+void cli_error(const char *what, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* -v: "rdl: ..." on stderr. */
+void cli_note(const cli *g, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Parses a duration in ms (>= 0) or, if `word` is given, that word (as
+ * `word_value`). 0 or -1. */
+int cli_duration(const char *s, const char *word, int64_t word_value,
+                 int64_t *out);
+
+/* A connected client for the global options and a watchdog lease (0: the
+ * default). Exits the process with EXIT_UNAVAILABLE / EXIT_SOFTWARE and a
+ * message on failure. */
+rdl_client_t *cli_connect(const cli *g, int64_t watchdog_ms);
+
+/* A lock of a kind: "lock", "fair", "read" or "write". Returns 0 and the
+ * lock (free it with cli_lock_free), 1 for an unknown kind (nothing
+ * printed), or an rdl error code. */
+typedef struct cli_lock {
+    rdl_lock_t *lock;
+    rdl_rwlock_t *rw; /* read and write kinds */
+} cli_lock;
+int cli_lock_open(rdl_client_t *c, const char *kind, const char *name,
+                  cli_lock *out);
+void cli_lock_free(cli_lock *l);
+/* "lock|fair|read|write", for messages. */
+extern const char *const cli_kinds;
+
+/* Exit code for an rdl error of a connected client. */
+int cli_exit_code(int rc);
+
+/* Subcommands: argv starts after the command word. */
+int cli_run(const cli *g, int argc, char **argv);
+int cli_info(const cli *g, int argc, char **argv);
+int cli_release(const cli *g, int argc, char **argv);
+
+void cli_usage_run(FILE *f);
+void cli_usage_info(FILE *f);
+void cli_usage_release(FILE *f);
+
+#endif

@@ -1,0 +1,133 @@
+/* What the subcommands share: messages, durations, connecting, lock kinds
+ * and the mapping of rdl errors to exit codes. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+void cli_error(const char *what, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "rdl: %s: ", what);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+void cli_note(const cli *g, const char *fmt, ...)
+{
+    va_list ap;
+    if (!g->verbose)
+        return;
+    fputs("rdl: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+int cli_duration(const char *s, const char *word, int64_t word_value,
+                 int64_t *out)
+{
+    char *end;
+    long long v;
+    if (word != NULL && strcmp(s, word) == 0) {
+        *out = word_value;
+        return 0;
+    }
+    if (*s < '0' || *s > '9')
+        return -1;
+    v = strtoll(s, &end, 10);
+    if (*end != '\0' || v < 0)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_exit_code(int rc)
+{
+    switch (rc) {
+    case RDL_ECONNREFUSED:
+    case RDL_ECONNLOST:
+    case RDL_ECMDTIMEOUT:
+    case RDL_EAUTH:
+    case RDL_ECLUSTERDOWN:
+        return EXIT_UNAVAILABLE;
+    case RDL_EBUSY:
+    case RDL_ETIMEDOUT:
+        return EXIT_TEMPFAIL;
+    case RDL_EINVAL:
+        return EXIT_USAGE;
+    default:
+        return EXIT_SOFTWARE;
+    }
+}
+
+rdl_client_t *cli_connect(const cli *g, int64_t watchdog_ms)
+{
+    rdl_client_t *c = NULL;
+    int rc = rdl_client_new(&c);
+    if (rc != 0) {
+        cli_error("client", "%s", rdl_strerror(rc));
+        exit(EXIT_SOFTWARE);
+    }
+    if ((rc = rdl_client_set_url(c, g->url)) != 0) {
+        cli_error("--url", "%s", rdl_client_errmsg(c));
+        exit(EXIT_USAGE);
+    }
+    if (g->prefix != NULL && (rc = rdl_client_set_prefix(c, g->prefix)) != 0) {
+        cli_error("--prefix", "%s", rdl_client_errmsg(c));
+        exit(EXIT_USAGE);
+    }
+    if (g->timeout_ms > 0 && (rc = rdl_client_set_timeouts_ms(
+                                  c, g->timeout_ms, g->timeout_ms)) != 0) {
+        cli_error("--timeout", "%s", rdl_client_errmsg(c));
+        exit(EXIT_USAGE);
+    }
+    if (watchdog_ms > 0 &&
+        (rc = rdl_client_set_watchdog_ms(c, watchdog_ms)) != 0) {
+        cli_error("--lease", "%s", rdl_client_errmsg(c));
+        exit(EXIT_USAGE);
+    }
+    cli_note(g, "connecting to %s", g->url);
+    if ((rc = rdl_client_connect(c)) != 0) {
+        /* One line that names the address (the message does). */
+        cli_error("cannot connect", "%s (%s)", rdl_client_errmsg(c),
+                  rdl_err_name(rc));
+        rdl_client_free(c);
+        exit(cli_exit_code(rc) == EXIT_USAGE ? EXIT_USAGE : EXIT_UNAVAILABLE);
+    }
+    return c;
+}
+
+const char *const cli_kinds = "lock|fair|read|write";
+
+int cli_lock_open(rdl_client_t *c, const char *kind, const char *name,
+                  cli_lock *out)
+{
+    int rc;
+    memset(out, 0, sizeof(*out));
+    if (strcmp(kind, "lock") == 0)
+        return rdl_lock_new(c, name, &out->lock);
+    if (strcmp(kind, "fair") == 0)
+        return rdl_fairlock_new(c, name, &out->lock);
+    if (strcmp(kind, "read") != 0 && strcmp(kind, "write") != 0)
+        return 1;
+    if ((rc = rdl_rwlock_new(c, name, &out->rw)) != 0)
+        return rc;
+    out->lock =
+        kind[0] == 'r' ? rdl_rwlock_read(out->rw) : rdl_rwlock_write(out->rw);
+    return 0;
+}
+
+void cli_lock_free(cli_lock *l)
+{
+    if (l->rw != NULL)
+        rdl_rwlock_free(l->rw);
+    else
+        rdl_lock_free(l->lock);
+    memset(l, 0, sizeof(*l));
+}

@@ -1,0 +1,97 @@
+/* rdl(1): flock(1) for a fleet of machines.
+ *
+ *   rdl [--url URL] [--prefix P] [--timeout MS] [-v] COMMAND ...
+ *   rdl run [--kind K] [--wait MS|forever] [--lease MS|auto]
+ *           [--on-lost term|kill|ignore] NAME -- CMD [ARGS...]
+ *   rdl info NAME [--kind K] [--json]
+ *   rdl release NAME --force [--kind K]
+ *
+ * Exit codes follow sysexits.h: 64 usage, 69 Redis unreachable, 70 other
+ * failures, 75 not acquired within --wait; `run` otherwise exits with
+ * CMD's status (128 + the signal that killed it). See docs/rdl.1. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *f)
+{
+    fputs("usage: rdl [--url URL] [--prefix P] [--timeout MS] [-v] COMMAND\n"
+          "       rdl --help | --version\n"
+          "\n"
+          "commands:\n"
+          "  run      hold a lock while a command runs\n"
+          "  info     show who holds a lock\n"
+          "  release  free a lock whoever holds it (--force)\n"
+          "\n"
+          "global options:\n"
+          "  --url URL     redis://[user[:password]@]host[:port][/db] or\n"
+          "                redis+cluster://host:port[,host:port...]\n"
+          "                (default: $RDL_URL, else redis://127.0.0.1:6379)\n"
+          "  --prefix P    key prefix (default: rdl)\n"
+          "  --timeout MS  connect and command timeout\n"
+          "  -v            say what happens, on stderr\n"
+          "\n"
+          "'rdl COMMAND --help' describes a command.\n",
+          f);
+}
+
+int main(int argc, char **argv)
+{
+    cli g;
+    int i;
+
+    memset(&g, 0, sizeof(g));
+    g.url = getenv("RDL_URL");
+    if (g.url == NULL || g.url[0] == '\0')
+        g.url = "redis://127.0.0.1:6379";
+    for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return 0;
+        }
+        if (strcmp(a, "--version") == 0) {
+            printf("rdl %s\n", rdl_version_string());
+            return 0;
+        }
+        if (strcmp(a, "-v") == 0) {
+            g.verbose = 1;
+            continue;
+        }
+        if ((strcmp(a, "--url") == 0 || strcmp(a, "--prefix") == 0 ||
+             strcmp(a, "--timeout") == 0) &&
+            i + 1 < argc) {
+            const char *v = argv[++i];
+            if (a[2] == 'u') {
+                g.url = v;
+            } else if (a[2] == 'p') {
+                g.prefix = v;
+            } else if (cli_duration(v, NULL, 0, &g.timeout_ms) != 0 ||
+                       g.timeout_ms < 1) {
+                cli_error("--timeout", "expected milliseconds >= 1, got \"%s\"",
+                          v);
+                return EXIT_USAGE;
+            }
+            continue;
+        }
+        cli_error("usage", "unknown or incomplete option \"%s\"", a);
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (i == argc) {
+        cli_error("usage", "no command given");
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (strcmp(argv[i], "run") == 0)
+        return cli_run(&g, argc - i - 1, argv + i + 1);
+    if (strcmp(argv[i], "info") == 0)
+        return cli_info(&g, argc - i - 1, argv + i + 1);
+    if (strcmp(argv[i], "release") == 0)
+        return cli_release(&g, argc - i - 1, argv + i + 1);
+    cli_error("usage", "unknown command \"%s\"", argv[i]);
+    usage(stderr);
+    return EXIT_USAGE;
+}
