@@ -211,5 +211,9 @@ int rdl__int_at(const redisReply *r, size_t i, long long *out);
 int rdl__parse_release(const redisReply *r, uint32_t *remaining);
 /* 1 -> 0; 0 -> RDL_ENOTHELD. */
 int rdl__parse_force(const redisReply *r);
+/* {locked, count, pttl, token, more...} -> out (holders = locked, no
+ * waiters) and `extra` more integers into more[], for the kind to use. */
+int rdl__parse_info(const redisReply *r, size_t extra, long long *more,
+                    rdl_lock_info_t *out);
 
 #endif

@@ -68,19 +68,7 @@ static int send_info(rdl_lock_t *lock, const char *owner, rdl__reply_fn fn,
 
 static int parse_info(const redisReply *r, rdl_lock_info_t *out)
 {
-    long long locked, count, pttl, token;
-    if (rdl__int_at(r, 0, &locked) != 0 || rdl__int_at(r, 1, &count) != 0 ||
-        rdl__int_at(r, 2, &pttl) != 0 || rdl__int_at(r, 3, &token) != 0)
-        return RDL_EPROTO;
-    out->locked = locked != 0;
-    out->held_by_owner = count > 0;
-    out->hold_count = (uint32_t)count;
-    out->holders = locked != 0;
-    out->waiters = 0;
-    out->position = 0;
-    out->ttl_ms = pttl;
-    out->fencing_token = (uint64_t)token;
-    return 0;
+    return rdl__parse_info(r, 0, NULL, out);
 }
 
 const rdl__lock_kind rdl__reentrant_kind = {

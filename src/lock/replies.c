@@ -1,5 +1,6 @@
 /* Reply shapes that several lock kinds share: an integer in an array, the
- * release reply {1, count} / {0}, and the force-release reply 1 / 0. */
+ * release reply {1, count} / {0}, the force-release reply 1 / 0, and the
+ * info reply {locked, count, pttl, token, ...}. */
 #include "lock_int.h"
 
 int rdl__int_at(const redisReply *r, size_t i, long long *out)
@@ -29,4 +30,26 @@ int rdl__parse_force(const redisReply *r)
     if (r == NULL || r->type != REDIS_REPLY_INTEGER)
         return RDL_EPROTO;
     return r->integer == 1 ? 0 : RDL_ENOTHELD;
+}
+
+int rdl__parse_info(const redisReply *r, size_t extra, long long *more,
+                    rdl_lock_info_t *out)
+{
+    long long locked, count, pttl, token;
+    size_t i;
+    if (rdl__int_at(r, 0, &locked) != 0 || rdl__int_at(r, 1, &count) != 0 ||
+        rdl__int_at(r, 2, &pttl) != 0 || rdl__int_at(r, 3, &token) != 0)
+        return RDL_EPROTO;
+    for (i = 0; i < extra; i++)
+        if (rdl__int_at(r, 4 + i, &more[i]) != 0)
+            return RDL_EPROTO;
+    out->locked = locked != 0;
+    out->held_by_owner = count > 0;
+    out->hold_count = (uint32_t)count;
+    out->holders = locked != 0;
+    out->waiters = 0;
+    out->position = 0;
+    out->ttl_ms = pttl;
+    out->fencing_token = (uint64_t)token;
+    return 0;
 }

@@ -87,22 +87,16 @@ static int send_info_side(rdl_lock_t *lock, const char *owner, rdl__reply_fn fn,
                            data);
 }
 
+/* The read-write reply ends with {holders, waiting writers}. */
 static int parse_info(const redisReply *r, rdl_lock_info_t *out)
 {
-    long long locked, count, pttl, token, holders, waiters;
-    if (rdl__int_at(r, 0, &locked) != 0 || rdl__int_at(r, 1, &count) != 0 ||
-        rdl__int_at(r, 2, &pttl) != 0 || rdl__int_at(r, 3, &token) != 0 ||
-        rdl__int_at(r, 4, &holders) != 0 || rdl__int_at(r, 5, &waiters) != 0)
-        return RDL_EPROTO;
-    out->locked = locked != 0;
-    out->held_by_owner = count > 0;
-    out->hold_count = (uint32_t)count;
-    out->holders = (uint32_t)holders;
-    out->waiters = (uint32_t)waiters;
-    out->position = 0;
-    out->ttl_ms = pttl;
-    out->fencing_token = (uint64_t)token;
-    return 0;
+    long long more[2];
+    int rc = rdl__parse_info(r, 2, more, out);
+    if (rc == 0) {
+        out->holders = (uint32_t)more[0];
+        out->waiters = (uint32_t)more[1];
+    }
+    return rc;
 }
 
 static int send_leave(rdl__acquire *op, rdl__reply_fn fn, void *data)

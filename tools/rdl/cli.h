@@ -50,6 +50,17 @@ void cli_lock_free(cli_lock *l);
 /* "lock|fair|read|write", for messages. */
 extern const char *const cli_kinds;
 
+/* Parses "[--kind K] [FLAG] NAME" (info, release): 0, -1 after --help
+ * (printed), or EXIT_USAGE after a message and the usage. */
+int cli_parse_named(int argc, char **argv, const char *cmd, const char *flag,
+                    int *flag_set, const char **kind, const char **name,
+                    void (*usage)(FILE *f));
+
+/* Connects (exits on failure, as cli_connect) and opens NAME of KIND.
+ * Returns 0, or an exit code after a message (the client is freed). */
+int cli_open(const cli *g, int64_t watchdog_ms, const char *kind,
+             const char *name, rdl_client_t **c, cli_lock *l);
+
 /* Exit code for an rdl error of a connected client. */
 int cli_exit_code(int rc);
 

@@ -131,3 +131,51 @@ void cli_lock_free(cli_lock *l)
         rdl_lock_free(l->lock);
     memset(l, 0, sizeof(*l));
 }
+
+int cli_open(const cli *g, int64_t watchdog_ms, const char *kind,
+             const char *name, rdl_client_t **c, cli_lock *l)
+{
+    int rc;
+    *c = cli_connect(g, watchdog_ms);
+    rc = cli_lock_open(*c, kind, name, l);
+    if (rc == 0)
+        return 0;
+    if (rc == 1)
+        cli_error("--kind", "unknown kind \"%s\" (use %s)", kind, cli_kinds);
+    else
+        cli_error(name, "%s", rdl_client_errmsg(*c));
+    rdl_client_free(*c);
+    *c = NULL;
+    return rc == 1 ? EXIT_USAGE : cli_exit_code(rc);
+}
+
+int cli_parse_named(int argc, char **argv, const char *cmd, const char *flag,
+                    int *flag_set, const char **kind, const char **name,
+                    void (*usage)(FILE *f))
+{
+    int i;
+    *kind = "lock";
+    *name = NULL;
+    for (i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return -1;
+        } else if (strcmp(argv[i], flag) == 0) {
+            *flag_set = 1;
+        } else if (strcmp(argv[i], "--kind") == 0 && i + 1 < argc) {
+            *kind = argv[++i];
+        } else if (argv[i][0] == '-' || *name != NULL) {
+            cli_error(cmd, "unexpected argument \"%s\"", argv[i]);
+            usage(stderr);
+            return EXIT_USAGE;
+        } else {
+            *name = argv[i];
+        }
+    }
+    if (*name == NULL) {
+        cli_error(cmd, "no lock NAME given");
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    return 0;
+}

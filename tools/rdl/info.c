@@ -34,46 +34,21 @@ static void json_string(const char *s)
 
 int cli_info(const cli *g, int argc, char **argv)
 {
-    const char *kind = "lock", *name = NULL;
+    const char *kind, *name;
     rdl_lock_info_t info;
     rdl_client_t *c;
     cli_lock l;
-    int i, json = 0, rc;
+    int json = 0, rc;
 
-    for (i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            cli_usage_info(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "--json") == 0) {
-            json = 1;
-        } else if (strcmp(argv[i], "--kind") == 0 && i + 1 < argc) {
-            kind = argv[++i];
-        } else if (argv[i][0] == '-' || name != NULL) {
-            cli_error("info", "unexpected argument \"%s\"", argv[i]);
-            cli_usage_info(stderr);
-            return EXIT_USAGE;
-        } else {
-            name = argv[i];
-        }
-    }
-    if (name == NULL) {
-        cli_error("info", "no lock NAME given");
-        cli_usage_info(stderr);
-        return EXIT_USAGE;
-    }
-    c = cli_connect(g, 0);
-    rc = cli_lock_open(c, kind, name, &l);
-    if (rc == 1) {
-        cli_error("--kind", "unknown kind \"%s\" (use %s)", kind, cli_kinds);
-        rdl_client_free(c);
-        return EXIT_USAGE;
-    }
-    if (rc == 0)
-        rc = rdl_lock_info(l.lock, 0, &info);
-    if (rc != 0) {
+    rc = cli_parse_named(argc, argv, "info", "--json", &json, &kind, &name,
+                         cli_usage_info);
+    if (rc != 0)
+        return rc < 0 ? 0 : rc;
+    if ((rc = cli_open(g, 0, kind, name, &c, &l)) != 0)
+        return rc;
+    if ((rc = rdl_lock_info(l.lock, 0, &info)) != 0) {
         cli_error(name, "%s (%s)", rdl_client_errmsg(c), rdl_err_name(rc));
-        if (l.lock != NULL)
-            cli_lock_free(&l);
+        cli_lock_free(&l);
         rdl_client_free(c);
         return cli_exit_code(rc);
     }

@@ -19,44 +19,25 @@ void cli_usage_release(FILE *f)
 
 int cli_release(const cli *g, int argc, char **argv)
 {
-    const char *kind = "lock", *name = NULL;
+    const char *kind, *name;
     rdl_lock_info_t info;
     rdl_client_t *c;
     cli_lock l;
-    int i, force = 0, rc;
+    int force = 0, rc;
 
-    for (i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            cli_usage_release(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "--force") == 0) {
-            force = 1;
-        } else if (strcmp(argv[i], "--kind") == 0 && i + 1 < argc) {
-            kind = argv[++i];
-        } else if (argv[i][0] == '-' || name != NULL) {
-            cli_error("release", "unexpected argument \"%s\"", argv[i]);
-            cli_usage_release(stderr);
-            return EXIT_USAGE;
-        } else {
-            name = argv[i];
-        }
-    }
-    if (name == NULL || !force) {
-        cli_error("release", name == NULL ? "no lock NAME given"
-                                          : "only --force releases exist: a "
-                                            "hold is released by its owner");
+    rc = cli_parse_named(argc, argv, "release", "--force", &force, &kind, &name,
+                         cli_usage_release);
+    if (rc != 0)
+        return rc < 0 ? 0 : rc;
+    if (!force) {
+        cli_error("release", "only --force releases exist: a hold is "
+                             "released by its owner");
         cli_usage_release(stderr);
         return EXIT_USAGE;
     }
-    c = cli_connect(g, 0);
-    rc = cli_lock_open(c, kind, name, &l);
-    if (rc == 1) {
-        cli_error("--kind", "unknown kind \"%s\" (use %s)", kind, cli_kinds);
-        rdl_client_free(c);
-        return EXIT_USAGE;
-    }
-    if (rc == 0)
-        rc = rdl_lock_info(l.lock, 0, &info);
+    if ((rc = cli_open(g, 0, kind, name, &c, &l)) != 0)
+        return rc;
+    rc = rdl_lock_info(l.lock, 0, &info);
     if (rc == 0) {
         rc = rdl_lock_force_release(l.lock);
         if (rc == 0)
@@ -72,8 +53,7 @@ int cli_release(const cli *g, int argc, char **argv)
     }
     if (rc != 0)
         cli_error(name, "%s (%s)", rdl_client_errmsg(c), rdl_err_name(rc));
-    if (l.lock != NULL)
-        cli_lock_free(&l);
+    cli_lock_free(&l);
     rdl_client_free(c);
     return rc == 0 ? 0 : cli_exit_code(rc);
 }

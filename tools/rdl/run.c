@@ -263,18 +263,8 @@ int cli_run(const cli *g, int argc, char **argv)
     blocked_set(&set);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
 
-    c = cli_connect(g, o.lease_ms);
-    rc = cli_lock_open(c, o.kind, o.name, &l);
-    if (rc == 1) {
-        cli_error("--kind", "unknown kind \"%s\" (use %s)", o.kind, cli_kinds);
-        rdl_client_free(c);
-        return EXIT_USAGE;
-    }
-    if (rc != 0) {
-        cli_error(o.name, "%s", rdl_client_errmsg(c));
-        rdl_client_free(c);
-        return cli_exit_code(rc);
-    }
+    if ((code = cli_open(g, o.lease_ms, o.kind, o.name, &c, &l)) != 0)
+        return code;
     (void)rdl_lock_set_lost_cb(l.lock, on_lost, NULL);
 
     a.lock = l.lock;
