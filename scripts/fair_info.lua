@@ -3,13 +3,14 @@
 -- KEYS[1..4] hold, fence, queue, expiry, as in fair_acquire
 -- ARGV[1]  owner string
 --
--- Replies  {locked, count, pttl, token, waiters, position}
+-- Replies  {locked, count, pttl, token, waiters, position, held}
 --          locked    1 if anyone holds it
 --          count     the owner's hold count (0 if it holds none)
 --          pttl      remaining lease in ms, -2 if not locked
 --          token     latest fencing token issued for the name, 0 if none
 --          waiters   live entries in the queue
 --          position  the owner's place in the queue (1: next), 0 if none
+--          held      the holder's hold count, whoever it is (0 if free)
 --
 -- Read-only: dead entries not yet purged are left alone and not counted.
 local t = redis.call('TIME')
@@ -42,4 +43,5 @@ if mine and tonumber(mine) > now then
     end
 end
 local token = tonumber(redis.call('HGET', KEYS[2], 't') or '0')
-return {locked, count, redis.call('PTTL', KEYS[1]), token, waiters, position}
+return {locked, count, redis.call('PTTL', KEYS[1]), token, waiters, position,
+    tonumber(h[2] or '0')}

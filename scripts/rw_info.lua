@@ -4,13 +4,14 @@
 -- ARGV[1]  owner string
 -- ARGV[2]  "r" or "w": the side asked about
 --
--- Replies  {locked, count, pttl, token, holders, waiters}
+-- Replies  {locked, count, pttl, token, holders, waiters, held}
 --          locked   1 if anyone holds either side
 --          count    the owner's count on that side
 --          pttl     remaining life of the lock's hash, -2 if free
 --          token    latest fencing token issued for the name
 --          holders  readers holding, plus 1 if a writer holds
 --          waiters  live waiting writers
+--          held     the writer's hold count (0 if no writer holds)
 --
 -- Read-only: holders whose expiry has passed are not counted.
 local t = redis.call('TIME')
@@ -45,4 +46,8 @@ if locked == 1 then
 end
 local waiters = redis.call('ZCOUNT', KEYS[3], '(' .. now, '+inf')
 local token = tonumber(redis.call('HGET', KEYS[2], 't') or '0')
-return {locked, count, pttl, token, holders, waiters}
+local held = 0
+if h['w'] and tonumber(h['x:w'] or '0') > now then
+    held = tonumber(h['wn'])
+end
+return {locked, count, pttl, token, holders, waiters, held}

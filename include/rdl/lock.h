@@ -212,6 +212,9 @@ typedef struct rdl_lock_info_s {
     uint32_t waiters;       /**< queued waiters (fair lock), else 0 */
     uint32_t position;      /**< the owner's place in the queue (fair lock;
                                  1: next), 0 if it is not queued */
+    uint32_t holder_count;  /**< the holder's hold count, whoever holds it
+                                 (the writer's for a read-write lock; 0 if
+                                 free or held by readers only) */
     int64_t ttl_ms;         /**< remaining lease; -2 if not locked */
     uint64_t fencing_token; /**< latest token issued for this name, 0 if
                                  none is remembered */

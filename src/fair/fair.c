@@ -82,14 +82,15 @@ static int send_info(rdl_lock_t *lock, const char *owner, rdl__reply_fn fn,
                            data);
 }
 
-/* The fair reply ends with {waiters, position}. */
+/* The fair reply ends with {waiters, position, held}. */
 static int parse_info(const redisReply *r, rdl_lock_info_t *out)
 {
-    long long more[2];
-    int rc = rdl__parse_info(r, 2, more, out);
+    long long more[3];
+    int rc = rdl__parse_info(r, 3, more, out);
     if (rc == 0) {
         out->waiters = (uint32_t)more[0];
         out->position = (uint32_t)more[1];
+        out->holder_count = (uint32_t)more[2];
     }
     return rc;
 }

@@ -68,7 +68,11 @@ static int send_info(rdl_lock_t *lock, const char *owner, rdl__reply_fn fn,
 
 static int parse_info(const redisReply *r, rdl_lock_info_t *out)
 {
-    return rdl__parse_info(r, 0, NULL, out);
+    long long held;
+    int rc = rdl__parse_info(r, 1, &held, out);
+    if (rc == 0)
+        out->holder_count = (uint32_t)held;
+    return rc;
 }
 
 const rdl__lock_kind rdl__reentrant_kind = {

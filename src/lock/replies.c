@@ -49,6 +49,7 @@ int rdl__parse_info(const redisReply *r, size_t extra, long long *more,
     out->holders = locked != 0;
     out->waiters = 0;
     out->position = 0;
+    out->holder_count = 0;
     out->ttl_ms = pttl;
     out->fencing_token = (uint64_t)token;
     return 0;

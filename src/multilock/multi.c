@@ -503,6 +503,8 @@ int rdl__multi_info(rdl_lock_t *ml, rdl_owner_t owner, rdl_lock_info_t *out)
         }
         if (p.holders > out->holders)
             out->holders = p.holders;
+        if (p.holder_count > out->holder_count)
+            out->holder_count = p.holder_count;
         out->waiters += p.waiters;
         if (p.locked && p.ttl_ms < out->ttl_ms)
             out->ttl_ms = p.ttl_ms;

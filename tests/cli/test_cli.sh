@@ -209,6 +209,9 @@ info_release)
     wait_locked busy
     expect_code 0 "$rdl" info busy
     grep 'holders: *1' "$tmp/out" >/dev/null || fail "$(cat "$tmp/out")"
+    grep 'hold count: *1' "$tmp/out" >/dev/null || fail "$(cat "$tmp/out")"
+    expect_code 0 "$rdl" info --json busy
+    grep '"hold_count":1' "$tmp/out" >/dev/null || fail "$(cat "$tmp/out")"
     expect_code 0 "$rdl" release --force busy
     grep '^freed busy' "$tmp/out" >/dev/null || fail "$(cat "$tmp/out")"
     expect_code 0 "$rdl" release --force busy

@@ -67,6 +67,7 @@ static void test_fair_reentrant_tokens_info(void **state)
     rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 5000));
     info = rdlt_info(l, A);
     assert_int_equal(info.hold_count, 2);
+    assert_int_equal(rdlt_info(l, B).holder_count, 2);
     assert_int_equal(info.waiters, 0);
     assert_int_equal(info.position, 0);
     assert_int_equal(info.fencing_token, t1);
@@ -169,6 +170,7 @@ typedef struct fifo_child {
 typedef struct child_waiter {
     rdl_lock_t *lock;
     int fd, id;
+    int returned; /* the acquire call returned (atomic) */
 } child_waiter;
 
 static void *child_waiter_main(void *arg)
@@ -177,6 +179,7 @@ static void *child_waiter_main(void *arg)
     rdl_owner_t me = rdl_owner_self();
     int rc = rdl_lock_acquire(w->lock, 60000, 10000);
     uint64_t token = rdl_lock_fencing_token(w->lock, me);
+    __atomic_store_n(&w->returned, 1, __ATOMIC_RELEASE);
     if (rc == 0)
         rc = rdl_lock_release(w->lock);
     rdlt_child_say(w->fd, "%d %d %llu", w->id, rc, (unsigned long long)token);
@@ -205,7 +208,7 @@ static int fifo_child_main(void *arg, int fd)
     }
     for (j = 0; j < PER_PROC; j++) {
         rdl_lock_info_t info;
-        w[j] = (child_waiter){l, fd, j * PROCS + fc->k};
+        w[j] = (child_waiter){l, fd, j * PROCS + fc->k, 0};
         do {
             if (rdl_lock_info(l, 0, &info) != 0)
                 return 2;
@@ -214,13 +217,15 @@ static int fifo_child_main(void *arg, int fd)
         } while (info.waiters != (uint32_t)w[j].id);
         pthread_create(&t[j], NULL, child_waiter_main, &w[j]);
         /* The thread's first try queues it: wait for that before the
-         * next local waiter may go. */
+         * next local waiter may go. The last waiter's turn may come and go
+         * (the parent lets go at 100) before this loop looks again. */
         do {
             if (rdl_lock_info(l, 0, &info) != 0)
                 return 2;
             if (info.waiters <= (uint32_t)w[j].id)
                 rdlt_sleep_ms(1);
-        } while (info.waiters <= (uint32_t)w[j].id);
+        } while (info.waiters <= (uint32_t)w[j].id &&
+                 !__atomic_load_n(&w[j].returned, __ATOMIC_ACQUIRE));
     }
     for (j = 0; j < PER_PROC; j++)
         pthread_join(t[j], NULL);

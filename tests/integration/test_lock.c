@@ -131,6 +131,8 @@ static void test_lock_reentrant_counts(void **state)
     for (i = 2; i <= 3; i++) {
         rdlt_assert_ok(rdl_lock_acquire(l, 0, 5000));
         assert_int_equal(rdlt_info(l, rdl_owner_self()).hold_count, i);
+        /* Anyone can see the holder's count. */
+        assert_int_equal(rdlt_info(l, B).holder_count, i);
         /* Re-entering keeps the hold's token. */
         assert_true(rdl_lock_fencing_token(l, rdl_owner_self()) == token);
     }

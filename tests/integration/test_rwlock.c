@@ -75,6 +75,7 @@ static void test_rwlock_reentrancy_both_sides(void **state)
     rdlt_assert_ok(rdl_lock_acquire_as(w, A, 0, 5000));
     rdlt_assert_ok(rdl_lock_acquire_as(w, A, 0, 5000));
     assert_int_equal(rdlt_info(w, A).hold_count, 2);
+    assert_int_equal(rdlt_info(r, B).holder_count, 2);
     assert_true(rdl_lock_fencing_token(w, A) > t);
     rdlt_assert_ok(rdl_lock_release_as(w, A));
     rdlt_assert_rc(rdl_lock_acquire_as(r, B, 0, 5000), RDL_EBUSY);

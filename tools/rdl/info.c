@@ -10,8 +10,9 @@ void cli_usage_info(FILE *f)
     fputs("usage: rdl [GLOBAL OPTIONS] info [--kind lock|fair|read|write]\n"
           "           [--json] NAME\n"
           "\n"
-          "Shows whether NAME is held, by how many owners, for how long the\n"
-          "lease runs, the latest fencing token and the number of waiters\n"
+          "Shows whether NAME is held, by how many owners, the holder's hold\n"
+          "count, for how long the lease runs, the latest fencing token and\n"
+          "the number of waiters\n"
           "(fair lock queue, waiting writers of a read-write lock).\n",
           f);
 }
@@ -58,15 +59,20 @@ int cli_info(const cli *g, int argc, char **argv)
         printf(",\"kind\":");
         json_string(kind);
         printf(",\"locked\":%s,\"holders\":%u,\"ttl_ms\":%lld,"
-               "\"fencing_token\":%llu,\"waiters\":%u}\n",
+               "\"hold_count\":%u,\"fencing_token\":%llu,\"waiters\":%u}\n",
                info.locked ? "true" : "false", info.holders,
-               (long long)info.ttl_ms, (unsigned long long)info.fencing_token,
-               info.waiters);
+               (long long)info.ttl_ms, info.holder_count,
+               (unsigned long long)info.fencing_token, info.waiters);
     } else {
         printf("name:          %s\n", name);
         printf("kind:          %s\n", kind);
         printf("locked:        %s\n", info.locked ? "yes" : "no");
         printf("holders:       %u\n", info.holders);
+        if (info.holder_count > 0)
+            printf("hold count:    %u (the %s's)\n", info.holder_count,
+                   strcmp(kind, "read") == 0 || strcmp(kind, "write") == 0
+                       ? "writer"
+                       : "holder");
         if (info.locked)
             printf("ttl:           %lld ms\n", (long long)info.ttl_ms);
         printf("fencing token: %llu (latest issued)\n",
