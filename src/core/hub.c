@@ -43,6 +43,8 @@ typedef struct rdl__hub_entry {
     unsigned nwaiters;
     int state;
     int missed;      /* a wake-one message found nobody asleep */
+    uint64_t seq;    /* the hub's event count at the channel's last event
+                        that did not reach a sleeping waiter */
     rdl__queue idle; /* in hub->idle while nwaiters == 0 */
     uint64_t idle_since;
     rdl__conn *sub; /* where it is (being) subscribed; NULL before */
@@ -55,8 +57,16 @@ struct rdl__hub {
     rdl__map map;
     rdl__queue idle; /* entries without waiters, oldest first */
     uv_timer_t sweep;
+    uint64_t events; /* events counted so far, over every channel */
     int freed;
 };
+
+/* Records an event of e that a waiter who is not asleep in e, or not yet
+ * in it, may have to act on (see rdl__hub_sleep). */
+static void note_event(entry *e)
+{
+    e->seq = ++e->hub->events;
+}
 
 static void subscribe(entry *e);
 
@@ -75,6 +85,7 @@ static void wake_all(entry *e, int event)
 {
     rdl__queue q;
     rdl__waiter *w;
+    note_event(e);
     rdl__queue_init(&q);
     rdl__queue_move(&e->waiters, &q);
     while (!rdl__queue_empty(&q)) {
@@ -100,6 +111,7 @@ static void wake_one(entry *e)
             return;
         }
     }
+    note_event(e);
     if (e->nwaiters > 0)
         e->missed = 1;
 }
@@ -123,6 +135,8 @@ static void wake_target(entry *e, const char *owner, size_t len)
         w->fn(w, RDL__WAKE_MESSAGE);
         return;
     }
+    /* Not one of ours yet: its owner may be between a try and its join. */
+    note_event(e);
 }
 
 /* ---- subscriber connection ------------------------------------------------ */
@@ -364,6 +378,7 @@ int rdl__hub_join(rdl_client_t *c, const char *channel, rdl__waiter *w,
     w->fn = fn;
     w->sleeping = 0;
     w->pending = 0;
+    w->fresh = 1;
     e->nwaiters++;
     if (e->state == SUBSCRIBED)
         return 1;
@@ -396,6 +411,8 @@ void rdl__hub_leave(rdl__waiter *w)
 int rdl__hub_sleep(rdl__waiter *w)
 {
     entry *e = w->entry;
+    int fresh = w->fresh;
+    w->fresh = 0;
     if (w->pending) {
         w->pending = 0;
         return 1;
@@ -404,13 +421,25 @@ int rdl__hub_sleep(rdl__waiter *w)
         e->missed = 0;
         return 1;
     }
+    /* The try that found the lock busy was sent before w joined: an event
+     * of the channel since that send (a release published while its reply
+     * was on the way) reached nobody on w's behalf. This does not depend
+     * on which of the two connections delivered its bytes first. */
+    if (fresh && e->seq > w->since)
+        return 1;
     w->sleeping = 1;
     return 0;
 }
 
-void rdl__hub_busy(rdl__waiter *w)
+uint64_t rdl__hub_mark(rdl_client_t *c)
+{
+    return c->hub != NULL ? c->hub->events : 0;
+}
+
+void rdl__hub_busy(rdl__waiter *w, uint64_t mark)
 {
     w->sleeping = 0;
+    w->since = mark;
 }
 
 void rdl__hub_rehome(rdl__hub *h)

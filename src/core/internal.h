@@ -334,7 +334,10 @@ struct rdl__waiter {
     const char *target; /* set before joining: only messages naming this
                            owner string wake the waiter (fair lock) */
     int sleeping;
-    int pending; /* a message named it while it was busy */
+    int pending;    /* a message named it while it was busy */
+    uint64_t since; /* the hub's event count when its last try was sent */
+    int fresh;      /* joined after that try was sent: events of the
+                       channel since then are checked once, at its sleep */
 };
 
 /* Release message payloads. Any other payload is an owner string: it
@@ -349,16 +352,25 @@ void rdl__hub_close(rdl__hub *h);
 void rdl__hub_free(rdl__hub *h);
 /* Adds w to the channel's waiters, subscribing if needed. Returns 1 if the
  * subscription is already confirmed, 0 if RDL__WAKE_SUBSCRIBED will follow,
- * or RDL_ENOMEM. w starts busy (not sleeping). */
+ * or RDL_ENOMEM. w starts busy (not sleeping); w->since must hold the
+ * value rdl__hub_mark() gave when w's last try was sent, so that an event
+ * of the channel between that send and the join is not missed (see
+ * rdl__hub_sleep). */
 int rdl__hub_join(rdl_client_t *c, const char *channel, rdl__waiter *w,
                   rdl__wake_fn fn);
 /* Removes w; the subscription lingers briefly for the next waiter. */
 void rdl__hub_leave(rdl__waiter *w);
-/* Marks w asleep. Returns 1 (and stays busy) if a wake-one message arrived
- * while no waiter of the channel slept: the caller should try again now. */
+/* Marks w asleep. Returns 1 (and stays busy) if the caller should try
+ * again now instead: a message named w while it was busy, a wake-one
+ * message arrived while no waiter of the channel slept, or w joined after
+ * its try was sent and the channel had an event (a message, a confirmed
+ * subscription) since that send. */
 int rdl__hub_sleep(rdl__waiter *w);
-/* Marks w busy (trying). */
-void rdl__hub_busy(rdl__waiter *w);
+/* The hub's event count, to be stored in a waiter's `since` right before
+ * a try is sent (joined or not). Loop thread. */
+uint64_t rdl__hub_mark(rdl_client_t *c);
+/* Marks w busy (trying): call with the mark of the try being sent. */
+void rdl__hub_busy(rdl__waiter *w, uint64_t mark);
 /* Cluster: the slot table changed. Channels whose slot moved to another
  * node are subscribed there (their waiters try again once that is
  * confirmed). */

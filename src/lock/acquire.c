@@ -218,8 +218,14 @@ static void on_try(void *data, int status, const redisReply *r)
 static void send_try(rdl__acquire *op)
 {
     int rc;
+    /* Interest is registered before the try is sent: the hub's event count
+     * now tells, once the busy answer is in, whether the channel had an
+     * event meanwhile (see rdl__hub_sleep). */
+    uint64_t mark = rdl__hub_mark(op->c);
     if (op->joined)
-        rdl__hub_busy(&op->waiter);
+        rdl__hub_busy(&op->waiter, mark);
+    else
+        op->waiter.since = mark;
     op->again = 0;
     /* After an unknown outcome the retry may only report what the earlier
      * send did: the lease then ran from the earlier send. */
@@ -228,6 +234,13 @@ static void send_try(rdl__acquire *op)
     RDL__STAT_INC(op->lock->c, attempts);
     rc = op->lock->kind->send_try(op, on_try);
     if (rc != 0) {
+        /* A retry that cannot be sent (the client is closing) leaves the
+         * earlier outcome unknown: say so, and give back what it may have
+         * taken if that can still be sent. */
+        if (op->unknown_status != 0) {
+            undo(op);
+            rc = op->unknown_status;
+        }
         complete(op, rc);
         return;
     }
@@ -257,6 +270,12 @@ static int cancel(rdl__op *base)
     if (op->inflight)
         return 0; /* the reply decides, and undoes a success */
     uv_timer_stop(&op->timer);
+    /* Out of the hub at once: a wake-one message that arrives before the
+     * completion runs goes to another waiter instead of to this one. */
+    if (op->joined) {
+        rdl__hub_leave(&op->waiter);
+        op->joined = 0;
+    }
     /* The callback must not run inside rdl_req_cancel(). If the client is
      * closing, the shutdown completes the request instead. */
     op->task.run = on_cancel_task;
