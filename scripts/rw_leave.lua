@@ -10,7 +10,11 @@
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then
     return 0
 end
-if redis.call('ZCARD', KEYS[1]) == 0 then
+-- Only writers whose entry is still alive hold readers back: a dead
+-- writer's entry (its waiter crashed) must not keep them asleep.
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf') == 0 then
     redis.pcall(ARGV[2], ARGV[3], '1')
 end
 return 1

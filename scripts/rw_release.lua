@@ -1,13 +1,15 @@
 -- rw_release: releases one level of the read or the write side.
 --
--- KEYS[1..3] hold, fence, waiting writers, as in rw_acquire
+-- KEYS[1..3] hold, fence, waiting writers, as in rw_acquire; the fence
+--          also holds the applied set, as in lock_release
 -- ARGV[1]  owner string
 -- ARGV[2]  request id; a retry sends the same id
 -- ARGV[3]  publish command: "publish" or "spublish"
 -- ARGV[4]  channel of the lock
 -- ARGV[5]  retention of the fence key, in ms
 -- ARGV[6]  "r" or "w"
--- ARGV[7]  optional: release only if the side's last request is this
+-- ARGV[7]  how long the applied set remembers a request, in ms
+-- ARGV[8]  optional: release only if the side's last request is this
 --          acquire request (undo of a cancelled or unknown acquisition)
 --
 -- Replies  {1, count}  released one level; count levels remain
@@ -15,7 +17,32 @@
 --
 -- When the last reader or the writer leaves, every waiter is woken
 -- (message "1"): readers may all proceed, and writers compete. A retry of
--- a final release finds its id in the fence and answers the same.
+-- a final release finds its id in the applied set and answers the same.
+-- The applied set (docs/design-notes.md "Request ids"): fields "d:<id>" of
+-- the fence hash, valued with the server time (ms) the request was applied.
+-- Records older than the window are pruned whenever their number doubled
+-- since the last prune ("dn" counts them, "dp" is the count after that
+-- prune): amortised O(1) per record, at most twice one window's records.
+local function applied(fence, field, now, window)
+    redis.call('HSET', fence, field, now)
+    local n = redis.call('HINCRBY', fence, 'dn', 1)
+    if n < 2 * tonumber(redis.call('HGET', fence, 'dp') or '32') then
+        return
+    end
+    local f = redis.call('HGETALL', fence)
+    n = 0
+    for i = 1, #f, 2 do
+        if string.sub(f[i], 1, 2) == 'd:' then
+            if tonumber(f[i + 1]) <= now - window then
+                redis.call('HDEL', fence, f[i])
+            else
+                n = n + 1
+            end
+        end
+    end
+    redis.call('HSET', fence, 'dn', n, 'dp', math.max(n, 32))
+end
+
 local me, side = ARGV[1], ARGV[6]
 local cnt, req, fields
 if side == 'w' then
@@ -31,10 +58,11 @@ else
     cnt, req = tonumber(h[1]), h[2]
     fields = {'r:' .. me, 'q:r:' .. me, 'x:r:' .. me, 't:r:' .. me}
 end
-local done_key = 'r:' .. side .. ':' .. me
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 if not cnt then
-    if redis.call('HGET', KEYS[2], done_key) == ARGV[2] then
+    if redis.call('HEXISTS', KEYS[2], 'd:' .. ARGV[2]) == 1 then
         return {1, 0}
     end
     return {0}
@@ -42,7 +70,7 @@ end
 if req == ARGV[2] then
     return {1, cnt}
 end
-if ARGV[7] and req ~= ARGV[7] then
+if ARGV[8] and req ~= ARGV[8] then
     return {0}
 end
 if cnt > 1 then
@@ -54,20 +82,32 @@ if cnt > 1 then
     return {1, cnt - 1}
 end
 redis.call('HDEL', KEYS[1], unpack(fields))
-redis.call('HSET', KEYS[2], done_key, ARGV[2])
+applied(KEYS[2], 'd:' .. ARGV[2], now, tonumber(ARGV[7]))
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
 if redis.call('HLEN', KEYS[1]) == 0 then
     redis.call('DEL', KEYS[1])
 end
 -- Wake waiters when the lock may have become available to them: the
--- writer left, or the last reader did.
+-- writer left, or the last live reader did. Readers whose own lease ended
+-- (a crashed reader's share) are purged here and do not count: a writer
+-- must not sleep on a share that no longer exists.
 local readers = 0
 if side == 'r' then
-    local f = redis.call('HKEYS', KEYS[1])
-    for i = 1, #f do
-        if string.sub(f[i], 1, 2) == 'r:' then
-            readers = readers + 1
+    local f = redis.call('HGETALL', KEYS[1])
+    for i = 1, #f, 2 do
+        local k = f[i]
+        if string.sub(k, 1, 4) == 'x:r:' then
+            if tonumber(f[i + 1]) > now then
+                readers = readers + 1
+            else
+                local o = string.sub(k, 5)
+                redis.call('HDEL', KEYS[1], k, 'r:' .. o, 'q:r:' .. o,
+                    't:r:' .. o)
+            end
         end
+    end
+    if redis.call('HLEN', KEYS[1]) == 0 then
+        redis.call('DEL', KEYS[1])
     end
 end
 if side == 'w' or readers == 0 then
