@@ -1,13 +1,15 @@
 -- fair_release: releases one level of an owner's hold of a fair lock, and
 -- hands the lock to the head of the queue when it is free.
 --
--- KEYS[1..4] hold, fence, queue, expiry, as in fair_acquire
+-- KEYS[1..4] hold, fence, queue, expiry, as in fair_acquire; the fence
+--          also holds the applied set, as in lock_release
 -- ARGV[1]  owner string
 -- ARGV[2]  request id; a retry sends the same id
 -- ARGV[3]  publish command: "publish" or "spublish"
 -- ARGV[4]  channel of the lock
 -- ARGV[5]  retention of the fence key, in ms
--- ARGV[6]  optional: release only if the hold's last request is this
+-- ARGV[6]  how long the applied set remembers a request, in ms
+-- ARGV[7]  optional: release only if the hold's last request is this
 --          acquire request (undo of a cancelled or unknown acquisition)
 --
 -- Replies  {1, count}  released one level; count levels remain (0: freed,
@@ -16,10 +18,35 @@
 --          {0}         the owner does not hold the lock (nothing changed)
 --
 -- Retries are idempotent as in lock_release.
+-- The applied set (docs/design-notes.md "Request ids"): fields "d:<id>" of
+-- the fence hash, valued with the server time (ms) the request was applied.
+-- Records older than the window are pruned whenever their number doubled
+-- since the last prune ("dn" counts them, "dp" is the count after that
+-- prune): amortised O(1) per record, at most twice one window's records.
+local function applied(fence, field, now, window)
+    redis.call('HSET', fence, field, now)
+    local n = redis.call('HINCRBY', fence, 'dn', 1)
+    if n < 2 * tonumber(redis.call('HGET', fence, 'dp') or '32') then
+        return
+    end
+    local f = redis.call('HGETALL', fence)
+    n = 0
+    for i = 1, #f, 2 do
+        if string.sub(f[i], 1, 2) == 'd:' then
+            if tonumber(f[i + 1]) <= now - window then
+                redis.call('HDEL', fence, f[i])
+            else
+                n = n + 1
+            end
+        end
+    end
+    redis.call('HSET', fence, 'dn', n, 'dp', math.max(n, 32))
+end
+
 local h = redis.call('HMGET', KEYS[1], 'o', 'n', 'r', 't')
 
 if h[1] ~= ARGV[1] then
-    if redis.call('HGET', KEYS[2], 'r') == ARGV[2] then
+    if redis.call('HEXISTS', KEYS[2], 'd:' .. ARGV[2]) == 1 then
         return {1, 0}
     end
     return {0}
@@ -27,7 +54,7 @@ end
 if h[3] == ARGV[2] then
     return {1, tonumber(h[2])}
 end
-if ARGV[6] and h[3] ~= ARGV[6] then
+if ARGV[7] and h[3] ~= ARGV[7] then
     return {0}
 end
 
@@ -41,11 +68,10 @@ local last = tonumber(redis.call('HGET', KEYS[2], 't') or '0')
 if tonumber(h[4]) > last then
     redis.call('HSET', KEYS[2], 't', h[4])
 end
-redis.call('HSET', KEYS[2], 'r', ARGV[2])
-redis.call('PEXPIRE', KEYS[2], ARGV[5])
-
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+applied(KEYS[2], 'd:' .. ARGV[2], now, tonumber(ARGV[6]))
+redis.call('PEXPIRE', KEYS[2], ARGV[5])
 local before = redis.call('ZRANGE', KEYS[3], 0, 1)
 local dead = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, 64)
 if #dead > 0 then

@@ -1,13 +1,15 @@
 -- lock_release: releases one level of an owner's hold.
 --
 -- KEYS[1]  hold   hash, as in lock_acquire
--- KEYS[2]  fence  hash, as in lock_acquire
+-- KEYS[2]  fence  hash, as in lock_acquire; also holds the applied set
 -- ARGV[1]  owner string
 -- ARGV[2]  request id; a retry sends the same id
 -- ARGV[3]  publish command: "publish" or "spublish"
 -- ARGV[4]  channel of the lock
 -- ARGV[5]  retention of the fence key, in ms
--- ARGV[6]  optional: the id of an acquire request whose outcome the client
+-- ARGV[6]  how long the applied set remembers a request, in ms (longer
+--          than the client retries one)
+-- ARGV[7]  optional: the id of an acquire request whose outcome the client
 --          does not know (or that was cancelled); the level is released
 --          only if the hold's last request is that one
 --
@@ -16,14 +18,40 @@
 --          {0}         the owner does not hold the lock (nothing changed)
 --
 -- A retry of an applied request returns the same result instead of
--- releasing again: the hold remembers the last request id, and the fence
--- key remembers the release that freed the lock. The fence also gets the
+-- releasing again: the hold remembers the last request id, and the applied
+-- set remembers the release that freed the lock, however many holds came
+-- and went since (docs/design-notes.md "Request ids"). The fence also gets the
 -- freed hold's token back: a hold the watchdog kept for longer than the
 -- fence's retention may have outlived its fence key.
+-- The applied set (docs/design-notes.md "Request ids"): fields "d:<id>" of
+-- the fence hash, valued with the server time (ms) the request was applied.
+-- Records older than the window are pruned whenever their number doubled
+-- since the last prune ("dn" counts them, "dp" is the count after that
+-- prune): amortised O(1) per record, at most twice one window's records.
+local function applied(fence, field, now, window)
+    redis.call('HSET', fence, field, now)
+    local n = redis.call('HINCRBY', fence, 'dn', 1)
+    if n < 2 * tonumber(redis.call('HGET', fence, 'dp') or '32') then
+        return
+    end
+    local f = redis.call('HGETALL', fence)
+    n = 0
+    for i = 1, #f, 2 do
+        if string.sub(f[i], 1, 2) == 'd:' then
+            if tonumber(f[i + 1]) <= now - window then
+                redis.call('HDEL', fence, f[i])
+            else
+                n = n + 1
+            end
+        end
+    end
+    redis.call('HSET', fence, 'dn', n, 'dp', math.max(n, 32))
+end
+
 local h = redis.call('HMGET', KEYS[1], 'o', 'n', 'r', 't')
 
 if h[1] ~= ARGV[1] then
-    if redis.call('HGET', KEYS[2], 'r') == ARGV[2] then
+    if redis.call('HEXISTS', KEYS[2], 'd:' .. ARGV[2]) == 1 then
         return {1, 0}
     end
     return {0}
@@ -31,7 +59,7 @@ end
 if h[3] == ARGV[2] then
     return {1, tonumber(h[2])}
 end
-if ARGV[6] and h[3] ~= ARGV[6] then
+if ARGV[7] and h[3] ~= ARGV[7] then
     return {0}
 end
 
@@ -45,7 +73,10 @@ local last = tonumber(redis.call('HGET', KEYS[2], 't') or '0')
 if tonumber(h[4]) > last then
     redis.call('HSET', KEYS[2], 't', h[4])
 end
-redis.call('HSET', KEYS[2], 'r', ARGV[2])
+local t = redis.call('TIME')
+applied(KEYS[2], 'd:' .. ARGV[2],
+    tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000),
+    tonumber(ARGV[6]))
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
 -- pcall: a client without access to the channel (ACL) still frees the
 -- lock; its waiters then wake by their capped sleeps.

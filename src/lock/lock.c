@@ -59,12 +59,23 @@ int rdl__lock_create(rdl_client_t *c, const char *name,
             aux_failed = 1;
     if (lock->name == NULL || lock->key_hold == NULL ||
         lock->key_fence == NULL || lock->channel == NULL || aux_failed ||
-        uv_mutex_init(&lock->mu) != 0) {
+        rdl__lock_sync_init(lock) != 0) {
         free_strings(lock);
         rdl__free(lock);
         return RDL_ENOMEM;
     }
     *out = lock;
+    return 0;
+}
+
+int rdl__lock_sync_init(rdl_lock_t *lock)
+{
+    if (uv_mutex_init(&lock->mu) != 0)
+        return RDL_ENOMEM;
+    if (uv_cond_init(&lock->lost_idle) != 0) {
+        uv_mutex_destroy(&lock->mu);
+        return RDL_ENOMEM;
+    }
     return 0;
 }
 
@@ -80,6 +91,9 @@ void rdl_lock_free(rdl_lock_t *lock)
     if (lock->multi != NULL)
         rdl__multi_free(lock);
     __atomic_store_n(&lock->freed, 1, __ATOMIC_RELEASE);
+    /* A lost callback already running finishes before the caller may free
+     * what it uses; none starts after this (freed is set). */
+    rdl__lock_lost_quiesce(lock);
     rdl__hold_abandon_all(lock);
     rdl__lock_unref(lock);
 }
@@ -93,6 +107,7 @@ void rdl__lock_unref(rdl_lock_t *lock)
 {
     if (__atomic_sub_fetch(&lock->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
+    uv_cond_destroy(&lock->lost_idle);
     uv_mutex_destroy(&lock->mu);
     rdl__free(lock->holds);
     free_strings(lock);
@@ -180,6 +195,8 @@ typedef struct lock_call {
     int64_t wait_ms;
     int64_t lease_ms;
     rdl_lock_info_t *info;
+    char reqid[64];      /* force release: its request id */
+    uint64_t first_sent; /* force release: when it was first sent */
     int unknown;
 } lock_call;
 
@@ -263,15 +280,24 @@ static void on_info(void *data, int status, const redisReply *r);
 static void start_force(rdl__sync *s)
 {
     lock_call *k = RDL_CONTAINER_OF(s, lock_call, sync);
-    int rc = k->lock->kind->send_force(k->lock, on_force, k);
-    if (rc != 0)
-        rdl__sync_done(s, rc);
+    int rc;
+    if (k->reqid[0] == '\0') {
+        rdl__client_reqid(k->lock->c, k->reqid);
+        k->first_sent = rdl__now_ms();
+    }
+    rc = k->lock->kind->send_force(k->lock, k->reqid, on_force, k);
+    if (rc != 0) /* a retry not sent leaves the first outcome unknown */
+        rdl__sync_done(s, k->unknown > 0 ? RDL_ECONNLOST : rc);
 }
 
 static void on_force(void *data, int status, const redisReply *r)
 {
     lock_call *k = data;
-    if (rdl__outcome_unknown(status) && k->unknown++ < RDL__UNKNOWN_RETRIES) {
+    /* The same request id: the script answers a retry of an applied force
+     * release as it answered the first, and frees nothing more. */
+    if (rdl__outcome_unknown(status) && k->unknown < RDL__UNKNOWN_RETRIES &&
+        rdl__retry_in_window(k->lock->c, k->first_sent)) {
+        k->unknown++;
         start_force(&k->sync);
         return;
     }

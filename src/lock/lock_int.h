@@ -15,6 +15,24 @@
 /* Unknown-outcome failures retried after the wait budget is spent. */
 #define RDL__UNKNOWN_RETRIES 3
 
+/* How long a lock's applied set remembers a request that ended a hold (a
+ * final release, a force release): see docs/design-notes.md "Request
+ * ids". A retry is sent only while it can reach the server within this
+ * time of the first send (rdl__retry_in_window), so a retry always finds
+ * the record of its request if that request was applied. */
+static inline int64_t rdl__done_window_ms(const rdl_client_t *c)
+{
+    return c->command_ms * (RDL__UNKNOWN_RETRIES + 2) + 1000;
+}
+/* 1 if a retry of a request first sent at first_sent (monotonic ms) may
+ * still be sent: it will be answered or time out within the window. */
+static inline int rdl__retry_in_window(const rdl_client_t *c,
+                                       uint64_t first_sent)
+{
+    return rdl__now_ms() - first_sent + (uint64_t)c->command_ms <
+           (uint64_t)rdl__done_window_ms(c);
+}
+
 /* One try's result. */
 typedef struct rdl__try {
     int acquired;
@@ -38,7 +56,9 @@ typedef struct rdl__lock_kind {
     int (*send_release)(rdl__release *op, rdl__reply_fn fn);
     /* 0 (one level released; *remaining levels left) or RDL_ENOTHELD. */
     int (*parse_release)(const redisReply *r, uint32_t *remaining);
-    int (*send_force)(rdl_lock_t *lock, rdl__reply_fn fn, void *data);
+    /* reqid: the force request's id, the same on a retry. */
+    int (*send_force)(rdl_lock_t *lock, const char *reqid, rdl__reply_fn fn,
+                      void *data);
     /* 0 (freed) or RDL_ENOTHELD (was free). */
     int (*parse_force)(const redisReply *r);
     int (*send_info)(rdl_lock_t *lock, const char *owner, rdl__reply_fn fn,
@@ -86,6 +106,8 @@ struct rdl_lock_s {
     uv_mutex_t mu;     /* guards holds and the lost callback */
     rdl_lost_cb lost_cb;
     void *lost_data;
+    int lost_busy;       /* calls of lost_cb in progress (under mu) */
+    uv_cond_t lost_idle; /* signalled when lost_busy drops to 0 */
     rdl__hold *holds;
     size_t nholds;
     size_t cap;
@@ -133,6 +155,7 @@ struct rdl__release {
     char owner_str[64];
     char reqid[64];
     char undo_of[64]; /* "": a release; else the acquisition it undoes */
+    uint64_t first_sent;
     int unknown;
     int unknown_status; /* as in rdl__acquire */
 };
@@ -198,6 +221,18 @@ static inline int64_t rdl__queue_lease_ms(const rdl_client_t *c)
  * cancelled acquisition) takes another. Any thread. */
 void rdl__lock_ref(rdl_lock_t *lock);
 void rdl__lock_unref(rdl_lock_t *lock);
+
+/* lock.c: the mutex and condition variable of a new lock object; 0 or
+ * RDL_ENOMEM. Destroyed with the object. */
+int rdl__lock_sync_init(rdl_lock_t *lock);
+
+/* hold.c: calls the lock's lost callback, unless none is set or the lock
+ * was freed, in a way that rdl_lock_set_lost_cb() and rdl_lock_free() can
+ * wait for: once they return, no call of the old callback is running. */
+void rdl__lock_report_lost(rdl_lock_t *lock, rdl_owner_t owner, int reason);
+/* Any thread: waits until no call of the lost callback is running (unless
+ * the caller is inside one). */
+void rdl__lock_lost_quiesce(rdl_lock_t *lock);
 
 /* lock.c: creates a lock of the given kind (used by every constructor). */
 int rdl__lock_create(rdl_client_t *c, const char *name,

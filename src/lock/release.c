@@ -38,7 +38,12 @@ static void on_release(void *data, int status, const redisReply *r)
         status = lock->kind->parse_release(r, &remaining);
     if (rdl__outcome_unknown(status)) {
         op->unknown_status = status;
-        if (op->unknown < RDL__UNKNOWN_RETRIES) {
+        /* A retry inside the window finds the record of a final release
+         * that was applied (the applied set), or the hold's own record of
+         * a partial one: it never releases twice, and never reports a
+         * release that happened as a loss. */
+        if (op->unknown < RDL__UNKNOWN_RETRIES &&
+            rdl__retry_in_window(lock->c, op->first_sent)) {
             op->unknown++;
             send_release(op);
             return;
@@ -93,6 +98,7 @@ static int start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
     op->owner = owner;
     rdl__client_owner(lock->c, owner, op->owner_str);
     rdl__client_reqid(lock->c, op->reqid);
+    op->first_sent = rdl__now_ms();
     /* No renewal may be sent after a release that can end the hold. */
     rdl__hold_releasing(lock, owner);
     rc = lock->kind->send_release(op, on_release);

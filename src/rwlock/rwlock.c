@@ -59,22 +59,29 @@ static int parse_try(const redisReply *r, rdl__try *out)
 static int send_release(rdl__release *op, rdl__reply_fn fn)
 {
     rdl_lock_t *lock = op->lock;
-    char keep[24];
+    char keep[24], window[24];
     const char *keys[3] = {lock->key_hold, lock->key_fence, lock->key_aux[1]};
-    const char *args[7] = {
-        op->owner_str, op->reqid, rdl__client_publish_cmd(lock->c),
-        lock->channel, keep,      side(lock->kind),
-        op->undo_of};
+    const char *args[8] = {
+        op->owner_str, op->reqid,  rdl__client_publish_cmd(lock->c),
+        lock->channel, keep,       side(lock->kind),
+        window,        op->undo_of};
     snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
+    snprintf(window, sizeof(window), "%lld",
+             (long long)rdl__done_window_ms(lock->c));
     return rdl__script_run(lock->c, RDL__SCRIPT_RW_RELEASE, 3, keys,
-                           op->undo_of[0] != '\0' ? 7 : 6, args, fn, op);
+                           op->undo_of[0] != '\0' ? 8 : 7, args, fn, op);
 }
 
-static int send_force(rdl_lock_t *lock, rdl__reply_fn fn, void *data)
+static int send_force(rdl_lock_t *lock, const char *reqid, rdl__reply_fn fn,
+                      void *data)
 {
-    const char *keys[1] = {lock->key_hold};
-    const char *args[2] = {rdl__client_publish_cmd(lock->c), lock->channel};
-    return rdl__script_run(lock->c, RDL__SCRIPT_RW_FORCE_RELEASE, 1, keys, 2,
+    char window[24];
+    const char *keys[2] = {lock->key_hold, lock->key_fence};
+    const char *args[4] = {rdl__client_publish_cmd(lock->c), lock->channel,
+                           reqid, window};
+    snprintf(window, sizeof(window), "%lld",
+             (long long)rdl__done_window_ms(lock->c));
+    return rdl__script_run(lock->c, RDL__SCRIPT_RW_FORCE_RELEASE, 2, keys, 4,
                            args, fn, data);
 }
 

@@ -974,7 +974,7 @@ static long long undo_level(rdlt_server *s, const char *body, const char *owner,
     redisReply *r =
         rdlt_cmd(s,
                  "EVAL %s 2 rdl:lock:{undo} rdl:lock.fence:{undo} "
-                 "%s undo-req-%s publish rdl:lock.ch:{undo} 1000 %s",
+                 "%s undo-req-%s publish rdl:lock.ch:{undo} 1000 5000 %s",
                  body, owner, undo_of, undo_of);
     long long v;
     assert_int_equal(r->type, REDIS_REPLY_ARRAY);
