@@ -77,8 +77,9 @@ RDL_API RDL_NODISCARD int rdl_fairlock_new(rdl_client_t *c, const char *name,
 /**
  * Frees a lock object. Holds are not released: fixed leases run out, and
  * the watchdog stops renewing RDL_LEASE_AUTO holds, which then expire
- * within one watchdog lease (no lost callback runs after this call). No
- * request on the lock may be pending. NULL is fine.
+ * within one watchdog lease (no lost callback runs after this call, and
+ * one that was running has returned). No request on the lock may be
+ * pending. NULL is fine.
  * Thread safety: not concurrently with other calls on the same lock.
  */
 RDL_API void rdl_lock_free(rdl_lock_t *lock);
@@ -198,8 +199,10 @@ typedef void (*rdl_lost_cb)(rdl_lock_t *lock, rdl_owner_t owner, int reason,
  * for every owner. Fixed-lease holds are not watched: they end when their
  * lease does, and rdl_lock_valid_ms() says when.
  * @return 0; RDL_EINVAL for a NULL lock.
- * Thread safety: safe from any thread; a callback already running may
- * still see the previous setting.
+ * Thread safety: safe from any thread. When it returns, no call of the
+ * previous callback is running any more (it waits for one in progress on
+ * the loop thread, unless called from inside that callback), so the
+ * previous `data` may be freed then.
  */
 RDL_API int rdl_lock_set_lost_cb(rdl_lock_t *lock, rdl_lost_cb cb, void *data);
 

@@ -730,7 +730,10 @@ void rdl__conn_close(rdl__conn *cn)
     cn->reader = NULL;
     rdl__free(cn->wbuf);
     cn->wbuf = NULL;
-    fail_queue(&cn->sent, RDL_ECLOSED);
+    /* Written and unanswered: the server may have run them, so their
+     * outcome is unknown (the client closing is no excuse to call it a
+     * caller error). Never written: they did not run. */
+    fail_queue(&cn->sent, RDL_ECONNLOST);
     fail_queue(&cn->unsent, RDL_ECLOSED);
 }
 

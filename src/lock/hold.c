@@ -55,8 +55,6 @@ static void on_lost(rdl__wd_hold *wh, int reason)
     rdl__auto *rec = RDL_CONTAINER_OF(wh, rdl__auto, wd);
     rdl_lock_t *lock = rec->lock;
     rdl__hold *h;
-    rdl_lost_cb cb = NULL;
-    void *data = NULL;
     int attached;
 
     uv_mutex_lock(&lock->mu);
@@ -66,15 +64,48 @@ static void on_lost(rdl__wd_hold *wh, int reason)
         h->wd = NULL;
         h->lost = 1;
         h->deadline = 0;
-        cb = lock->lost_cb;
-        data = lock->lost_data;
     }
     uv_mutex_unlock(&lock->mu);
     rdl__errmsg_set(lock->c, "the hold of lock \"%.200s\" was lost: %s",
                     lock->name, rdl_strerror(reason));
-    if (attached && cb != NULL &&
-        !__atomic_load_n(&lock->freed, __ATOMIC_ACQUIRE))
-        cb(lock, rec->owner, reason, data);
+    if (attached)
+        rdl__lock_report_lost(lock, rec->owner, reason);
+}
+
+/* The lost callbacks this thread is inside of: waiting for them to end
+ * would wait for itself. */
+static _Thread_local int in_lost_cb;
+
+void rdl__lock_report_lost(rdl_lock_t *lock, rdl_owner_t owner, int reason)
+{
+    rdl_lost_cb cb;
+    void *data;
+    uv_mutex_lock(&lock->mu);
+    cb = lock->lost_cb;
+    data = lock->lost_data;
+    if (cb == NULL || __atomic_load_n(&lock->freed, __ATOMIC_ACQUIRE)) {
+        uv_mutex_unlock(&lock->mu);
+        return;
+    }
+    lock->lost_busy++;
+    uv_mutex_unlock(&lock->mu);
+    in_lost_cb++;
+    cb(lock, owner, reason, data);
+    in_lost_cb--;
+    uv_mutex_lock(&lock->mu);
+    if (--lock->lost_busy == 0)
+        uv_cond_broadcast(&lock->lost_idle);
+    uv_mutex_unlock(&lock->mu);
+}
+
+void rdl__lock_lost_quiesce(rdl_lock_t *lock)
+{
+    if (in_lost_cb > 0)
+        return;
+    uv_mutex_lock(&lock->mu);
+    while (lock->lost_busy > 0)
+        uv_cond_wait(&lock->lost_idle, &lock->mu);
+    uv_mutex_unlock(&lock->mu);
 }
 
 /* Grows the array by one hold of owner. Mutex held. */
@@ -152,7 +183,7 @@ int rdl__hold_granted(rdl_lock_t *lock, rdl_owner_t owner, uint64_t token,
             return RDL_ENOMEM;
         }
     } else if (old != NULL) {
-        rdl__wd_extend(c, &old->wd, sent_at);
+        rdl__wd_extend(&old->wd, sent_at, lease_ms);
     }
     return 0;
 }
@@ -288,5 +319,8 @@ int rdl_lock_set_lost_cb(rdl_lock_t *lock, rdl_lost_cb cb, void *data)
     lock->lost_cb = cb;
     lock->lost_data = data;
     uv_mutex_unlock(&lock->mu);
+    /* The old callback may be running on a loop thread: it ends before
+     * this returns, so its data can be freed then. */
+    rdl__lock_lost_quiesce(lock);
     return 0;
 }

@@ -29,6 +29,10 @@ static void on_entry_done(rdl__wd_hold *wh)
 {
     struct rdl__qentry *q = RDL_CONTAINER_OF(wh, struct rdl__qentry, wd);
     rdl_lock_t *lock = q->lock;
+    /* The watchdog may let go first (the client is closing and aborts it
+     * before the acquisitions): the waiter must not touch q afterwards. */
+    if (q->op != NULL)
+        q->op->qentry = NULL;
     rdl__free(q);
     rdl__lock_unref(lock);
 }

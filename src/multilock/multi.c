@@ -5,8 +5,16 @@
  * MultiLock takes its parts in one canonical order (kind, key, server), the
  * same in every process, waiting on each with what is left of the budget.
  * Two multilocks over overlapping sets then never wait on each other in a
- * cycle, so they cannot deadlock, and no back-off loop is needed; a part
- * that cannot be had in time makes the call give back what it took.
+ * cycle, so they cannot deadlock; a part that cannot be had in time makes
+ * the call give back what it took.
+ *
+ * The grant rule: a composite is reported acquired only when every part is
+ * held at that moment with at least half of the lease left (RDL__MULTI_KEEP;
+ * auto leases are kept by the watchdog). Parts taken first run down their
+ * fixed lease while a later part is waited for, so that wait is capped at
+ * what keeps the earlier parts valid; when the cap (not the budget) ends
+ * it, every part is given back and the acquisition starts over. A check of
+ * every part's validity after the last one closes the remaining gap.
  *
  * RedLock tries every part once per round (the Redlock algorithm): it holds
  * the lock when a majority granted it and the time spent leaves some of the
@@ -29,6 +37,7 @@ typedef struct mstate {
     uint64_t mask;  /* parts held */
     uint32_t count; /* levels: a composite is reentrant as its parts are */
     int lost;       /* reported lost */
+    int drained;    /* lost, and every level of its parts was given back */
 } mstate;
 
 struct rdl__multi {
@@ -76,24 +85,37 @@ static void set_state(rdl_lock_t *ml, rdl_owner_t owner, uint64_t mask)
         s->mask = s->count > 0 ? s->mask | mask : mask;
         s->count++;
         s->lost = 0;
+        s->drained = 0;
     }
     uv_mutex_unlock(&ml->mu);
 }
 
-/* Drops one level of the owner's hold (all of it if lost); returns the
- * parts to release one level of, and whether the hold was lost. */
-static uint64_t take_state(rdl_lock_t *ml, rdl_owner_t owner, int *lost)
+/* Drops one level of the owner's hold; returns the parts to release and
+ * how many levels of each (*levels), and whether the hold was lost. The
+ * first release after a loss gives back every level of the parts that
+ * survived (none may stay held, let alone renewed, by a composite that is
+ * gone); it and every later release, one per level taken, report the
+ * loss. A state that is not found gives mask 0 and *lost 0. */
+static uint64_t take_state(rdl_lock_t *ml, rdl_owner_t owner, int *lost,
+                           uint32_t *levels)
 {
     rdl__multi *m = ml->multi;
     mstate *s;
     uint64_t mask = 0;
     *lost = 0;
+    *levels = 1;
     uv_mutex_lock(&ml->mu);
     s = find_state(m, owner);
     if (s != NULL) {
-        mask = s->mask;
         *lost = s->lost;
-        if (s->lost || --s->count == 0)
+        if (!s->lost) {
+            mask = s->mask;
+        } else if (!s->drained) {
+            mask = s->mask;
+            *levels = s->count;
+            s->drained = 1;
+        }
+        if (--s->count == 0)
             *s = m->owners[--m->nowners];
     }
     uv_mutex_unlock(&ml->mu);
@@ -115,8 +137,7 @@ static void on_part_lost(rdl_lock_t *part, rdl_owner_t owner, int reason,
 {
     rdl_lock_t *ml = data;
     rdl__multi *m = ml->multi;
-    rdl_lost_cb cb = NULL;
-    void *cb_data = NULL;
+    int report = 0;
     mstate *s;
     size_t i;
 
@@ -128,13 +149,12 @@ static void on_part_lost(rdl_lock_t *part, rdl_owner_t owner, int reason,
         s->mask &= ~((uint64_t)1 << i);
         if (!s->lost && popcount(s->mask) < m->quorum) {
             s->lost = 1;
-            cb = ml->lost_cb;
-            cb_data = ml->lost_data;
+            report = 1;
         }
     }
     uv_mutex_unlock(&ml->mu);
-    if (cb != NULL && !__atomic_load_n(&ml->freed, __ATOMIC_ACQUIRE))
-        cb(ml, owner, reason, cb_data);
+    if (report)
+        rdl__lock_report_lost(ml, owner, reason);
 }
 
 /* ---- messages --------------------------------------------------------------- */
@@ -168,31 +188,81 @@ static void release_mask(rdl__multi *m, rdl_owner_t owner, uint64_t mask)
         }
 }
 
+/* The least validity (rdl_lock_valid_ms) of the parts in mask. */
+static int64_t min_valid(const rdl__multi *m, rdl_owner_t owner, uint64_t mask)
+{
+    int64_t least = INT64_MAX, v;
+    size_t i;
+    for (i = 0; i < m->n; i++)
+        if ((mask & ((uint64_t)1 << i)) &&
+            (v = rdl_lock_valid_ms(m->parts[i], owner)) < least)
+            least = v;
+    return least;
+}
+
+/* A wait that ended without the lock: with budget given, RDL_ETIMEDOUT
+ * (a one-try part answers RDL_EBUSY when the budget is down to 0). */
+static int wait_failed(uint64_t deadline, int rc)
+{
+    return rc == RDL_EBUSY && deadline != 0 ? RDL_ETIMEDOUT : rc;
+}
+
 static int multi_take(rdl_lock_t *ml, rdl_owner_t owner, uint64_t deadline,
                       int64_t lease_ms)
 {
     rdl__multi *m = ml->multi;
-    uint64_t mask = 0;
+    int fixed = lease_ms != RDL_LEASE_AUTO;
+    int64_t keep = fixed ? RDL__MULTI_KEEP(lease_ms) : 0;
     size_t i;
     char text[512];
 
-    for (i = 0; i < m->n; i++) {
-        int rc = rdl_lock_acquire_as(m->parts[i], owner,
-                                     deadline == 0 ? 0 : left_ms(deadline),
-                                     lease_ms);
-        if (rc != 0) {
-            release_mask(m, owner, mask);
-            snprintf(text, sizeof(text),
-                     "multilock: part %zu (\"%.200s\") not acquired: %s; the "
-                     "%zu parts taken before it were released",
-                     i, rdl_lock_name(m->parts[i]), rdl_err_name(rc), i);
-            say(ml, text);
-            return rc;
+    for (;;) {
+        uint64_t mask = 0;
+        int rc = 0, capped = 0;
+        for (i = 0; i < m->n; i++) {
+            int64_t wait = deadline == 0 ? 0 : left_ms(deadline), room;
+            int by_lease = 0;
+            if (fixed && mask != 0) {
+                /* How long the parts held can wait and keep `keep`. */
+                room = min_valid(m, owner, mask) - keep;
+                if (room <= 0) {
+                    rc = RDL_ETIMEDOUT;
+                    capped = 1;
+                    break;
+                }
+                if (wait != 0 && (wait == RDL_WAIT_FOREVER || room < wait)) {
+                    wait = room;
+                    by_lease = 1;
+                }
+            }
+            rc = rdl_lock_acquire_as(m->parts[i], owner, wait, lease_ms);
+            if (rc != 0) {
+                capped = by_lease && (rc == RDL_ETIMEDOUT || rc == RDL_EBUSY);
+                break;
+            }
+            mask |= (uint64_t)1 << i;
         }
-        mask |= (uint64_t)1 << i;
+        if (rc == 0) {
+            if (!fixed || min_valid(m, owner, mask) >= keep) {
+                set_state(ml, owner, mask);
+                return 0;
+            }
+            capped = 1; /* the last part came too late for the first */
+        }
+        release_mask(m, owner, mask);
+        if (capped && deadline != 0 && left_ms(deadline) != 0)
+            continue; /* start over, holding nothing */
+        rc = capped ? (deadline == 0 ? RDL_EBUSY : RDL_ETIMEDOUT)
+                    : wait_failed(deadline, rc);
+        snprintf(text, sizeof(text),
+                 "multilock: part %zu (\"%.200s\") not acquired: %s; the "
+                 "parts taken before it were released",
+                 i < m->n ? i : m->n - 1,
+                 rdl_lock_name(m->parts[i < m->n ? i : m->n - 1]),
+                 rdl_err_name(rc));
+        say(ml, text);
+        return rc;
     }
-    set_state(ml, owner, mask);
-    return 0;
 }
 
 /* ---- the one-call path ---------------------------------------------------- */
@@ -280,8 +350,8 @@ static void send_multi_try(rdl__sync *s)
         t->sent_at = rdl__now_ms();
     rc = rdl__script_run(c, RDL__SCRIPT_LOCK_ACQUIRE_MULTI, (int)(2 * m->n),
                          keys, 4, args, on_multi_try, t);
-    if (rc != 0)
-        rdl__sync_done(s, rc);
+    if (rc != 0) /* a retry not sent leaves the first outcome unknown */
+        rdl__sync_done(s, t->unknown > 0 ? RDL_ECONNLOST : rc);
 }
 
 static void start_multi_try(rdl__sync *s)
@@ -334,6 +404,7 @@ static int one_call_take(rdl_lock_t *ml, rdl_owner_t owner, uint64_t deadline,
         rc = rdl_lock_acquire_as(waited, owner, left_ms(deadline), lease_ms);
         if (rc != 0) {
             waited = NULL;
+            rc = wait_failed(deadline, rc);
             break;
         }
     }
@@ -445,7 +516,8 @@ int rdl__multi_release(rdl_lock_t *ml, rdl_owner_t owner)
 {
     rdl__multi *m = ml->multi;
     int lost, first = 0;
-    uint64_t mask = take_state(ml, owner, &lost);
+    uint32_t levels, l;
+    uint64_t mask = take_state(ml, owner, &lost, &levels);
     size_t i = m->n;
 
     if (mask == 0 && !lost) {
@@ -453,13 +525,19 @@ int rdl__multi_release(rdl_lock_t *ml, rdl_owner_t owner)
         return RDL_ENOTHELD;
     }
     while (i-- > 0) {
-        int rc;
         if (!(mask & ((uint64_t)1 << i)))
             continue;
-        rc = rdl_lock_release_as(m->parts[i], owner);
-        if (rc != 0 && first == 0)
-            first = rc;
+        for (l = 0; l < levels; l++) {
+            int rc = rdl_lock_release_as(m->parts[i], owner);
+            if (rc != 0 && first == 0)
+                first = rc;
+            if (rc != 0)
+                break;
+        }
     }
+    if (lost)
+        say(ml, "the composite lock was lost (too few of its parts remained "
+                "held); the parts that survived were released");
     return lost ? RDL_ELOST : first;
 }
 
@@ -595,6 +673,21 @@ static int one_slot(const rdl__multi *m)
     return 1;
 }
 
+/* 1 if a and b are the same lock: the same kind's key on the same server
+ * ("x" and "{x}" share a key; two objects or two clients may name one
+ * lock). The two views of a read-write lock share the key, and count as
+ * one lock: holding both in one composite would wait on itself. */
+static int same_lock(const rdl_lock_t *a, const rdl_lock_t *b)
+{
+    if (strcmp(a->kind->name, b->kind->name) != 0 ||
+        strcmp(a->key_hold, b->key_hold) != 0)
+        return 0;
+    if (a->c == b->c)
+        return 1;
+    return a->c->url.port == b->c->url.port && a->c->url.db == b->c->url.db &&
+           strcmp(a->c->url.host, b->c->url.host) == 0;
+}
+
 static int check_parts(rdl_lock_t *const *locks, size_t n, int redlock,
                        const char **why)
 {
@@ -609,8 +702,9 @@ static int check_parts(rdl_lock_t *const *locks, size_t n, int redlock,
             return RDL_EINVAL;
         }
         for (j = 0; j < i; j++) {
-            if (locks[j] == locks[i]) {
-                *why = "a lock is given twice";
+            if (locks[j] == locks[i] || same_lock(locks[j], locks[i])) {
+                *why = "a lock is given twice (the same key on the same "
+                       "server)";
                 return RDL_EINVAL;
             }
             if (redlock && locks[j]->c == locks[i]->c) {
@@ -649,7 +743,7 @@ static int create(rdl_lock_t *const *locks, size_t n, int redlock,
     if (ml != NULL)
         ml->name = rdl__malloc(len);
     if (ml == NULL || m == NULL || m->parts == NULL || ml->name == NULL ||
-        uv_mutex_init(&ml->mu) != 0) {
+        rdl__lock_sync_init(ml) != 0) {
         if (m != NULL)
             rdl__free(m->parts);
         rdl__free(m);

@@ -9,6 +9,10 @@
 /* At most this many parts (a part's membership is a bit of a mask). */
 #define RDL__MULTI_MAX 64
 
+/* A composite with a fixed lease is granted only while every part has at
+ * least this much of it left (see multi.c, "The grant rule"). */
+#define RDL__MULTI_KEEP(lease_ms) ((lease_ms) / 2)
+
 int rdl__multi_acquire(rdl_lock_t *ml, rdl_owner_t owner, int64_t wait_ms,
                        int64_t lease_ms);
 int rdl__multi_release(rdl_lock_t *ml, rdl_owner_t owner);

@@ -310,10 +310,9 @@ int rdl__wd_add(rdl_client_t *c, rdl__wd_hold *h, uint64_t sent_at)
     return 0;
 }
 
-void rdl__wd_extend(rdl_client_t *c, rdl__wd_hold *h, uint64_t sent_at)
+void rdl__wd_extend(rdl__wd_hold *h, uint64_t sent_at, int64_t lease_ms)
 {
-    uint64_t d = rdl__wd_deadline(sent_at, h->lease_ms);
-    (void)c;
+    uint64_t d = rdl__wd_deadline(sent_at, lease_ms);
     if (h->listed && d > h->deadline)
         __atomic_store_n(&h->deadline, d, __ATOMIC_RELAXED);
 }

@@ -48,9 +48,11 @@ struct rdl__wd_hold {
  * lease - drift. 0 or RDL_ENOMEM (then h was not added and
  * no callback will come). */
 int rdl__wd_add(rdl_client_t *c, rdl__wd_hold *h, uint64_t sent_at);
-/* A request sent at `sent_at` extended the lease again (a re-entry): the
- * deadline moves forward if that is later. */
-void rdl__wd_extend(rdl_client_t *c, rdl__wd_hold *h, uint64_t sent_at);
+/* A request sent at `sent_at` made sure the lease has at least lease_ms
+ * left (a re-entry, which may carry a fixed lease shorter than h's: the
+ * script then leaves a longer TTL alone): the deadline moves to what that
+ * guarantees, if that is later. Never past what the server granted. */
+void rdl__wd_extend(rdl__wd_hold *h, uint64_t sent_at, int64_t lease_ms);
 /* Stops renewing h (its hold ended); `done` follows, at once or when the
  * renewal in flight returns. No-op if h is already out. */
 void rdl__wd_remove(rdl__wd_hold *h);
