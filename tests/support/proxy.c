@@ -155,7 +155,8 @@ static void enqueue(pconn *k, const char *p, size_t n, int64_t due, int close)
     c->due = due;
     c->close = close;
     c->len = n;
-    memcpy(c->data, p, n);
+    if (n > 0) /* a close marker has no bytes, and p may be NULL */
+        memcpy(c->data, p, n);
     if (k->out_tail != NULL)
         k->out_tail->next = c;
     else
