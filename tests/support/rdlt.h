@@ -190,6 +190,89 @@ char *rdlt_fake_log(rdlt_fake *f);
 /* How many commands of that name were received. */
 unsigned rdlt_fake_count(rdlt_fake *f, const char *name);
 
+/* ---- proxy.c: a fault proxy in front of a real server ---------------------- */
+
+typedef struct rdlt_proxy rdlt_proxy;
+
+/* Connection kinds for rdlt_proxy_delay(). A connection is a subscriber
+ * connection once its client sent SUBSCRIBE, SSUBSCRIBE or PSUBSCRIBE. */
+#define RDLT_PROXY_SUB 1
+#define RDLT_PROXY_CMD 2
+#define RDLT_PROXY_ALL (RDLT_PROXY_SUB | RDLT_PROXY_CMD)
+
+/* Starts a TCP proxy on a free loopback port, on a thread of its own. Each
+ * client connection gets its own connection to `upstream` (a client is
+ * closed if the server does not accept); bytes are relayed unchanged both
+ * ways. The proxy parses both directions, so the Nth reply on a connection
+ * is known to answer its Nth command, except on subscriber connections,
+ * whose replies after the subscription are never matched to commands.
+ * Stopped by the teardown. Main thread only; every other rdlt_proxy_ call
+ * may come from any thread, at any time, and affects the commands and
+ * replies that arrive after it. */
+rdlt_proxy *rdlt_proxy_start(rdlt_server *upstream);
+int rdlt_proxy_port(const rdlt_proxy *p);
+/* "redis://127.0.0.1:<port>" (static storage of p). */
+const char *rdlt_proxy_url(const rdlt_proxy *p);
+/* A connected client through the proxy, with rdlt_client()'s timeouts
+ * (connect 2000 ms, command 1000 ms). */
+rdl_client_t *rdlt_proxy_client(rdlt_proxy *p);
+
+/* Rules for commands. Each applies to the next `times` commands (times < 0:
+ * every one) named `cmd` (case-insensitive, e.g. "EVALSHA") that have an
+ * argument after the name containing `arg_substr` (a script's SHA, a key
+ * fragment such as a lock's name; NULL: any command of that name). The
+ * first rule that matches a command decides, in the order they were set.
+ *
+ * drop_reply: the command goes to the server, its reply is swallowed, then
+ * the client connection is closed after the replies before it: the client
+ * sees a lost connection after the command was applied. On a subscriber
+ * connection the connection closes right after the command is relayed.
+ * drop_request: the connection is closed once the replies of the commands
+ * before it were relayed; the command never reaches the server.
+ * Either way nothing after that command is relayed to the server.
+ * delay_reply: the command's reply (and, to keep the order, everything
+ * after it) reaches the client `ms` later; no effect on subscriber
+ * connections. */
+void rdlt_proxy_drop_reply(rdlt_proxy *p, const char *cmd,
+                           const char *arg_substr, int times);
+void rdlt_proxy_drop_request(rdlt_proxy *p, const char *cmd,
+                             const char *arg_substr, int times);
+void rdlt_proxy_delay_reply(rdlt_proxy *p, const char *cmd,
+                            const char *arg_substr, int64_t ms, int times);
+/* Removes every rule that is not used up. */
+void rdlt_proxy_clear_rules(rdlt_proxy *p);
+
+/* Holds what the server sends on connections of the kinds in `which`
+ * (RDLT_PROXY_SUB, _CMD, _ALL) for `ms` before relaying it; 0 stops
+ * delaying. Order within a connection is kept: bytes wait behind earlier
+ * ones. Applies to bytes the proxy receives after the call. */
+void rdlt_proxy_delay(rdlt_proxy *p, int which, int64_t ms);
+
+/* on: from now on nothing is relayed either way; bytes that arrive are
+ * swallowed, new connections are accepted but not connected to the server.
+ * off: every connection that lost bytes is closed (both sides), the others
+ * go on. Returns once the proxy acts on it. */
+void rdlt_proxy_blackhole(rdlt_proxy *p, int on);
+/* on: connections accepted from now on are neither read nor connected to
+ * the server (the client's connect succeeds, its handshake waits); off:
+ * they are connected and go on. Returns once the proxy acts on it. */
+void rdlt_proxy_hold_new(rdlt_proxy *p, int on);
+/* Closes every connection, both sides, and returns when they are closed;
+ * rst: the client gets a TCP reset instead of a FIN. */
+void rdlt_proxy_reset(rdlt_proxy *p, int rst);
+
+/* How many commands of that name (case-insensitive) clients sent through
+ * the proxy, the dropped ones included. */
+unsigned rdlt_proxy_count(rdlt_proxy *p, const char *cmd);
+/* Waits until rdlt_proxy_count(p, cmd) >= n; 0, or -1 after timeout_ms. */
+int rdlt_proxy_wait_count(rdlt_proxy *p, const char *cmd, unsigned n,
+                          int64_t timeout_ms);
+/* Client connections open now. */
+int rdlt_proxy_connections(rdlt_proxy *p);
+/* The names of the commands sent, upper-case, space-separated ("CLIENT
+ * EVALSHA EVAL"); free() it. */
+char *rdlt_proxy_log(rdlt_proxy *p);
+
 /* ---- child.c: a function run in a forked process ------------------------- */
 
 typedef struct rdlt_child rdlt_child;
