@@ -1,0 +1,755 @@
+/* Races under contention and faults, made deterministic with the fault
+ * proxy (tests/support/proxy.c): lost wake-ups, retried releases and force
+ * releases, multilock grants and losses, re-entry with mixed leases. Each
+ * test reproduces one defect of the correctness issue and failed before
+ * its fix; the comment above it says what it saw then. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uv.h>
+
+#include "rdlt.h"
+
+#define A ((rdl_owner_t)1)
+#define B ((rdl_owner_t)2)
+#define C ((rdl_owner_t)3)
+
+/* ---- helpers ----------------------------------------------------------- */
+
+static void free_lock(void *p)
+{
+    rdl_lock_free(p);
+}
+
+/* How many times the server ran EVALSHA or EVAL since it started. */
+static long long server_scripts(rdlt_server *s)
+{
+    static const char *names[] = {"cmdstat_evalsha:calls=",
+                                  "cmdstat_eval:calls="};
+    redisReply *r = rdlt_cmd(s, "INFO commandstats");
+    long long n = 0;
+    size_t i;
+    assert_int_equal(r->type, REDIS_REPLY_STRING);
+    for (i = 0; i < 2; i++) {
+        const char *at = strstr(r->str, names[i]);
+        if (at != NULL)
+            n += atoll(at + strlen(names[i]));
+    }
+    freeReplyObject(r);
+    return n;
+}
+
+/* Waits until the server ran more than `n` scripts. */
+static void await_scripts(rdlt_server *s, long long n)
+{
+    int64_t deadline = rdlt_now_ms() + 5000;
+    while (server_scripts(s) <= n) {
+        if (rdlt_now_ms() > deadline)
+            fail_msg("the script never reached the server");
+        rdlt_sleep_ms(1);
+    }
+}
+
+static long long exists(rdlt_server *s, const char *key)
+{
+    redisReply *r = rdlt_cmd(s, "EXISTS %s", key);
+    long long v = r->integer;
+    freeReplyObject(r);
+    return v;
+}
+
+static void await_gone(rdlt_server *s, const char *key)
+{
+    int64_t deadline = rdlt_now_ms() + 5000;
+    while (exists(s, key)) {
+        if (rdlt_now_ms() > deadline)
+            fail_msg("%s is still there", key);
+        rdlt_sleep_ms(1);
+    }
+}
+
+static long long pttl(rdlt_server *s, const char *key)
+{
+    redisReply *r = rdlt_cmd(s, "PTTL %s", key);
+    long long v = r->integer;
+    freeReplyObject(r);
+    return v;
+}
+
+/* Runs every lock script once through c, so that later EVALSHAs are not
+ * answered NOSCRIPT (which would double the proxy's counts). */
+static void warm_up(rdl_client_t *c)
+{
+    rdl_lock_t *l = rdlt_lock(c, "warm-up");
+    rdlt_assert_ok(rdl_lock_acquire_as(l, C, 0, 5000));
+    rdlt_assert_ok(rdl_lock_release_as(l, C));
+    rdlt_assert_rc(rdl_lock_force_release(l), RDL_ENOTHELD);
+    rdlt_lock_free(l);
+}
+
+/* A blocking acquisition on a thread of its own. */
+typedef struct job {
+    rdl_lock_t *lock;
+    rdl_owner_t owner;
+    int64_t wait_ms, lease_ms;
+    int rc;
+    int done;
+    int64_t done_at;
+} job;
+
+static void *acquire_job(void *arg)
+{
+    job *j = arg;
+    j->rc = rdl_lock_acquire_as(j->lock, j->owner, j->wait_ms, j->lease_ms);
+    j->done_at = rdlt_now_ms();
+    __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static void *release_job(void *arg)
+{
+    job *j = arg;
+    j->rc = rdl_lock_release_as(j->lock, j->owner);
+    j->done_at = rdlt_now_ms();
+    __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static void *force_job(void *arg)
+{
+    job *j = arg;
+    j->rc = rdl_lock_force_release(j->lock);
+    j->done_at = rdlt_now_ms();
+    __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static void await_job(job *j)
+{
+    if (!rdlt_wait_flag(&j->done, 15000))
+        fail_msg("the call did not return");
+}
+
+/* ---- lost wake-ups ------------------------------------------------------ */
+
+/* The release is published while the new waiter's "busy" answer is still
+ * on its way (the proxy holds it back), on a channel the client is still
+ * subscribed to from an earlier waiter, with nobody asleep. Before: the
+ * message was dropped and the waiter slept out the holder's 4 s lease. */
+static void check_wake_during_try(const char *kind)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdlt_proxy *p = rdlt_proxy_start(s);
+    rdl_client_t *cp = rdlt_proxy_client(p), *cd = rdlt_client(s);
+    int fair = strcmp(kind, "fair") == 0;
+    rdl_lock_t *lp, *ld;
+    rdlt_thread *t;
+    long long ran;
+    int64_t released_at;
+    job j;
+
+    if (fair) {
+        rdlt_assert_ok(rdl_fairlock_new(cp, "wake", &lp));
+        rdlt_defer(free_lock, lp);
+        rdlt_assert_ok(rdl_fairlock_new(cd, "wake", &ld));
+        rdlt_defer(free_lock, ld);
+    } else {
+        lp = rdlt_lock(cp, "wake");
+        ld = rdlt_lock(cd, "wake");
+    }
+    rdlt_assert_ok(rdl_lock_acquire_as(ld, A, 0, 4000));
+    /* An earlier waiter leaves the client subscribed (the entry lingers). */
+    rdlt_assert_rc(rdl_lock_acquire_as(lp, C, 100, 5000), RDL_ETIMEDOUT);
+
+    ran = server_scripts(s);
+    rdlt_proxy_delay_reply(p, "EVALSHA", NULL, 600, 1);
+    memset(&j, 0, sizeof(j));
+    j.lock = lp;
+    j.owner = B;
+    j.wait_ms = 10000;
+    j.lease_ms = 5000;
+    t = rdlt_thread_start(acquire_job, &j);
+    await_scripts(s, ran); /* the try ran: busy, its answer held back */
+    rdlt_assert_ok(rdl_lock_release_as(ld, A));
+    released_at = rdlt_now_ms();
+    await_job(&j);
+    rdlt_thread_join(t);
+    rdlt_assert_ok(j.rc);
+    /* The answer came 600 ms late; then one more try. Not the lease. */
+    rdlt_assert_between(j.done_at - released_at, 0, 2000);
+    rdlt_assert_ok(rdl_lock_release_as(lp, B));
+}
+
+static void test_races_wake_during_try(void **state)
+{
+    (void)state;
+    check_wake_during_try("lock");
+}
+
+/* The fair lock's hand-off names the new head, who has not joined yet. */
+static void test_races_fair_handoff_before_join(void **state)
+{
+    (void)state;
+    check_wake_during_try("fair");
+}
+
+typedef struct actx {
+    rdlt_loop *lp;
+    rdl_client_t *c;
+    rdl_lock_t *l;
+    rdl_req_t req[2];
+    int status[2];
+    int done[2];
+    int64_t done_at[2];
+} actx;
+
+static void on_done(rdl_req_t *req, int status)
+{
+    actx *x = req->data;
+    int i = req == &x->req[0] ? 0 : 1;
+    x->status[i] = status;
+    x->done_at[i] = rdlt_now_ms();
+    __atomic_store_n(&x->done[i], 1, __ATOMIC_RELEASE);
+}
+
+static void do_connect(void *arg)
+{
+    actx *x = arg;
+    rdlt_assert_ok(rdl_client_connect(x->c));
+}
+
+static void do_wait_both(void *arg)
+{
+    actx *x = arg;
+    int i;
+    for (i = 0; i < 2; i++) {
+        x->req[i].data = x;
+        if (rdl_lock_acquire_async(&x->req[i], x->l, (rdl_owner_t)(10 + i),
+                                   10000, 5000, on_done) != 0)
+            x->status[i] = -1000;
+    }
+}
+
+/* Cancels the first (sleeping) waiter from a timer callback that first
+ * blocks the loop until the release message is in the socket: the next
+ * poll then reports the socket before the cancel's completion (posted
+ * later), so the message is read first. */
+typedef struct cancel_ctx {
+    actx *x;
+    rdl_lock_t *holder;
+    uv_timer_t timer;
+    int rc;
+} cancel_ctx;
+
+static void on_cancel_timer(uv_timer_t *t)
+{
+    cancel_ctx *k = t->data;
+    rdlt_sleep_ms(300); /* the release (other thread) lands meanwhile */
+    (void)rdl_req_cancel(&k->x->req[0]);
+    uv_close((uv_handle_t *)t, NULL);
+}
+
+static void do_release_then_cancel(void *arg)
+{
+    cancel_ctx *k = arg;
+    uv_timer_init(rdlt_loop_uv(k->x->lp), &k->timer);
+    k->timer.data = k;
+    /* Not at once: the loop first polls once more with nothing ready, so
+     * the event of this call's own wake-up is gone from the poll set. */
+    uv_timer_start(&k->timer, on_cancel_timer, 100, 0);
+}
+
+static void *release_later(void *arg)
+{
+    cancel_ctx *k = arg;
+    rdlt_sleep_ms(200); /* while the timer blocks the loop */
+    k->rc = rdl_lock_release_as(k->holder, A);
+    return NULL;
+}
+
+/* Two local waiters sleep; the first is cancelled just as a release
+ * message arrives. Before: the cancelled waiter took the wake-one message
+ * and dropped it, and the other slept out the holder's 5 s lease. */
+static void test_races_cancel_passes_wake_on(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *cd = rdlt_client(s);
+    rdl_lock_t *ld = rdlt_lock(cd, "pass");
+    cancel_ctx k;
+    rdlt_thread *t;
+    actx x;
+    (void)state;
+
+    memset(&x, 0, sizeof(x));
+    x.lp = rdlt_loop_start();
+    x.c = rdlt_client_new(rdlt_server_url(s));
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(x.c, 2000, 1000));
+    rdlt_assert_ok(rdl_client_set_loop(x.c, rdlt_loop_uv(x.lp)));
+    rdlt_loop_call(x.lp, do_connect, &x);
+    x.l = rdlt_lock(x.c, "pass");
+
+    rdlt_assert_ok(rdl_lock_acquire_as(ld, A, 0, 5000));
+    rdlt_loop_call(x.lp, do_wait_both, &x);
+    rdlt_sleep_ms(300); /* both asleep, subscribed */
+    k.x = &x;
+    k.holder = ld;
+    t = rdlt_thread_start(release_later, &k);
+    rdlt_loop_call(x.lp, do_release_then_cancel, &k);
+    rdlt_thread_join(t);
+    rdlt_assert_ok(k.rc);
+    if (!rdlt_wait_flag(&x.done[1], 8000))
+        fail_msg("the second waiter never acquired");
+    rdlt_assert_ok(x.status[1]);
+    if (!rdlt_wait_flag(&x.done[0], 2000))
+        fail_msg("the cancelled waiter never completed");
+    rdlt_assert_rc(x.status[0], RDL_ECANCELED);
+    /* Woken by the message, not by its 5 s sleep. */
+    rdlt_assert_between(x.done_at[1] - x.done_at[0], -2000, 1500);
+    rdlt_assert_ok(rdl_lock_release_as(x.l, 11));
+    rdlt_lock_free(x.l);
+    rdlt_client_free(x.c);
+    assert_int_equal(rdlt_loop_stop(x.lp), 0);
+}
+
+/* ---- read-write lock wake-ups ------------------------------------------ */
+
+static void free_rw(void *p)
+{
+    rdl_rwlock_free(p);
+}
+
+static rdl_rwlock_t *rwlock(rdl_client_t *c, const char *name)
+{
+    rdl_rwlock_t *rw;
+    rdlt_assert_ok(rdl_rwlock_new(c, name, &rw));
+    rdlt_defer(free_rw, rw);
+    return rw;
+}
+
+/* A reader crashed (its client closed without releasing) and its share
+ * expired; the last live reader leaves. Before: the expired share still
+ * counted, nobody was woken, and the writer slept out the live reader's
+ * 10 s lease. */
+static void test_races_rw_last_live_reader_wakes_writer(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c1 = rdlt_client(s), *c2 = rdlt_client(s);
+    rdl_rwlock_t *dead = rwlock(c1, "rw"), *live = rwlock(c2, "rw");
+    rdlt_thread *t;
+    int64_t released_at;
+    job j;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(rdl_rwlock_read(dead), A, 0, 600));
+    rdlt_assert_ok(rdl_lock_acquire_as(rdl_rwlock_read(live), B, 0, 10000));
+    memset(&j, 0, sizeof(j));
+    j.lock = rdl_rwlock_write(live);
+    j.owner = C;
+    j.wait_ms = 15000;
+    j.lease_ms = 5000;
+    t = rdlt_thread_start(acquire_job, &j);
+    rdlt_assert_ok(rdl_client_close(c1)); /* the reader dies holding */
+    rdlt_sleep_ms(900);                   /* and its own lease ends */
+    rdlt_assert_ok(rdl_lock_release_as(rdl_rwlock_read(live), B));
+    released_at = rdlt_now_ms();
+    await_job(&j);
+    rdlt_thread_join(t);
+    rdlt_assert_ok(j.rc);
+    rdlt_assert_between(j.done_at - released_at, 0, 1500);
+    rdlt_assert_ok(rdl_lock_release_as(rdl_rwlock_write(live), C));
+}
+
+static char *read_script(const char *name)
+{
+    char path[1024];
+    FILE *f;
+    long n;
+    char *buf;
+    snprintf(path, sizeof(path), "%s/%s.lua", RDL_TEST_SCRIPTS_DIR, name);
+    f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    buf = malloc((size_t)n + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* The last live waiting writer gives up while a dead writer's entry is
+ * still in the set. Before: ZCARD counted the dead entry and the readers
+ * held back by writers were not woken. */
+static void test_races_rw_leave_ignores_dead_writers(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    char *body = read_script("rw_leave");
+    redisContext *sub;
+    redisReply *r;
+    struct timeval tv = {3, 0};
+    (void)state;
+
+    sub = redisConnect("127.0.0.1", rdlt_server_port(s));
+    assert_non_null(sub);
+    assert_int_equal(sub->err, 0);
+    r = redisCommand(sub, "SUBSCRIBE ch");
+    freeReplyObject(r);
+    /* A dead writer (expired entry) and a live one, who gives up. */
+    freeReplyObject(rdlt_cmd(s, "ZADD ww 1 dead-writer"));
+    freeReplyObject(rdlt_cmd(s, "ZADD ww 99999999999999 me"));
+    r = rdlt_cmd(s, "EVAL %s 1 ww me publish ch", body);
+    assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+    assert_int_equal(r->integer, 1);
+    freeReplyObject(r);
+    redisSetTimeout(sub, tv);
+    r = NULL;
+    if (redisGetReply(sub, (void **)&r) != REDIS_OK || r == NULL)
+        fail_msg("no wake-up was published");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_string_equal(r->element[2]->str, "1");
+    freeReplyObject(r);
+    redisFree(sub);
+    free(body);
+}
+
+/* ---- retries that must not double-apply -------------------------------- */
+
+/* A force release whose reply is lost is retried after the next owner took
+ * the lock. Before: the retry's DEL freed the next owner's hold. */
+static void test_races_force_release_retry_spares_next_owner(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdlt_proxy *p = rdlt_proxy_start(s);
+    rdl_client_t *cp = rdlt_proxy_client(p), *cd = rdlt_client(s);
+    rdl_lock_t *lp = rdlt_lock(cp, "forced"), *ld = rdlt_lock(cd, "forced");
+    rdlt_thread *t;
+    job j;
+    (void)state;
+
+    warm_up(cp);
+    rdlt_assert_ok(rdl_lock_acquire_as(ld, A, 0, 30000));
+    rdlt_proxy_drop_reply(p, "EVALSHA", "{forced}", 1);
+    rdlt_proxy_hold_new(p, 1); /* the reconnect waits */
+    memset(&j, 0, sizeof(j));
+    j.lock = lp;
+    t = rdlt_thread_start(force_job, &j);
+    await_gone(s, "rdl:lock:{forced}"); /* applied; the reply is lost */
+    rdlt_assert_ok(rdl_lock_acquire_as(ld, B, 0, 30000));
+    rdlt_proxy_hold_new(p, 0); /* now the retry goes out */
+    await_job(&j);
+    rdlt_thread_join(t);
+    rdlt_assert_ok(j.rc);
+    assert_true(rdlt_info(ld, B).held_by_owner);
+    rdlt_assert_ok(rdl_lock_release_as(ld, B));
+}
+
+/* A final release whose reply is lost is retried after another owner
+ * acquired and released. Before: the retry found neither its hold nor its
+ * request id (the fence kept only the last one) and reported RDL_ELOST. */
+static void check_release_retry(const char *kind)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdlt_proxy *p = rdlt_proxy_start(s);
+    rdl_client_t *cp = rdlt_proxy_client(p), *cd = rdlt_client(s);
+    rdl_lock_t *lp, *ld;
+    rdl_rwlock_t *rp = NULL, *rd = NULL;
+    const char *key;
+    rdlt_thread *t;
+    job j;
+
+    warm_up(cp);
+    if (strcmp(kind, "fair") == 0) {
+        rdlt_assert_ok(rdl_fairlock_new(cp, "rel", &lp));
+        rdlt_defer(free_lock, lp);
+        rdlt_assert_ok(rdl_fairlock_new(cd, "rel", &ld));
+        rdlt_defer(free_lock, ld);
+        key = "rdl:fair:{rel}";
+    } else if (strcmp(kind, "rw") == 0) {
+        rp = rwlock(cp, "rel");
+        rd = rwlock(cd, "rel");
+        lp = rdl_rwlock_write(rp);
+        ld = rdl_rwlock_write(rd);
+        key = "rdl:rw:{rel}";
+    } else {
+        lp = rdlt_lock(cp, "rel");
+        ld = rdlt_lock(cd, "rel");
+        key = "rdl:lock:{rel}";
+    }
+    /* This kind's scripts are loaded before the proxy drops a reply. */
+    rdlt_assert_ok(rdl_lock_acquire_as(lp, C, 0, 30000));
+    rdlt_assert_ok(rdl_lock_release_as(lp, C));
+    rdlt_assert_ok(rdl_lock_acquire_as(lp, A, 0, 30000));
+    rdlt_proxy_drop_reply(p, "EVALSHA", "{rel}", 1);
+    rdlt_proxy_hold_new(p, 1);
+    memset(&j, 0, sizeof(j));
+    j.lock = lp;
+    j.owner = A;
+    t = rdlt_thread_start(release_job, &j);
+    await_gone(s, key);
+    /* Another owner comes and goes meanwhile. */
+    rdlt_assert_ok(rdl_lock_acquire_as(ld, B, 0, 30000));
+    rdlt_assert_ok(rdl_lock_release_as(ld, B));
+    rdlt_proxy_hold_new(p, 0);
+    await_job(&j);
+    rdlt_thread_join(t);
+    rdlt_assert_ok(j.rc);
+    assert_int_equal(rdlt_info(ld, A).locked, 0);
+}
+
+static void test_races_release_retry_after_other_owner(void **state)
+{
+    (void)state;
+    check_release_retry("lock");
+}
+
+static void test_races_fair_release_retry_after_other_owner(void **state)
+{
+    (void)state;
+    check_release_retry("fair");
+}
+
+static void test_races_rw_release_retry_after_other_owner(void **state)
+{
+    (void)state;
+    check_release_retry("rw");
+}
+
+/* The applied set stays bounded: with a 100 ms command timeout (a 1.5 s
+ * window), records older than the window are pruned as new ones come, and
+ * no per-owner field is left behind (the read-write lock used to keep one
+ * per owner forever). Within the window every record is kept. */
+static long long fence_fields(rdlt_server *s, const char *key,
+                              const char *prefix)
+{
+    redisReply *r = rdlt_cmd(s, "HKEYS %s", key);
+    long long n = 0;
+    size_t i;
+    for (i = 0; i < r->elements; i++)
+        if (strncmp(r->element[i]->str, prefix, strlen(prefix)) == 0)
+            n++;
+    freeReplyObject(r);
+    return n;
+}
+
+static void cycles(rdl_lock_t *l, rdl_lock_t *rl, int from, int n)
+{
+    int i;
+    for (i = from; i < from + n; i++) {
+        rdl_owner_t o = (rdl_owner_t)(100 + i);
+        rdlt_assert_ok(rdl_lock_acquire_as(rl, o, 0, 5000));
+        rdlt_assert_ok(rdl_lock_release_as(rl, o));
+        rdlt_assert_ok(rdl_lock_acquire_as(l, o, 0, 5000));
+        rdlt_assert_ok(rdl_lock_release_as(l, o));
+    }
+}
+
+static void test_races_applied_set_bounded(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client_new(rdlt_server_url(s));
+    rdl_rwlock_t *rw;
+    rdl_lock_t *l;
+    (void)state;
+
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 2000, 100));
+    rdlt_assert_ok(rdl_client_connect(c));
+    rw = rwlock(c, "many");
+    l = rdlt_lock(c, "many");
+    cycles(l, rdl_rwlock_read(rw), 0, 200);
+    assert_int_equal(fence_fields(s, "rdl:lock.fence:{many}", "d:"), 200);
+    assert_int_equal(fence_fields(s, "rdl:rw.fence:{many}", "d:"), 200);
+    rdlt_sleep_ms(1700); /* the window passes */
+    cycles(l, rdl_rwlock_read(rw), 200, 60);
+    rdlt_assert_between(fence_fields(s, "rdl:lock.fence:{many}", "d:"), 1, 100);
+    rdlt_assert_between(fence_fields(s, "rdl:rw.fence:{many}", "d:"), 1, 100);
+    assert_int_equal(fence_fields(s, "rdl:rw.fence:{many}", "r:"), 0);
+}
+
+/* ---- local validity ----------------------------------------------------- */
+
+/* An auto hold re-entered with a fixed lease shorter than the TTL left:
+ * the script leaves the TTL alone. Before: the local deadline moved as if
+ * a whole watchdog lease had been granted, overstating rdl_lock_valid_ms()
+ * by the time since the last renewal. */
+static void test_races_valid_ms_mixed_reentry(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client_new(rdlt_server_url(s));
+    rdl_lock_t *l;
+    int64_t valid;
+    long long left;
+    (void)state;
+
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 2000, 1000));
+    rdlt_assert_ok(rdl_client_set_watchdog_ms(c, 6000));
+    rdlt_assert_ok(rdl_client_connect(c));
+    l = rdlt_lock(c, "mixed");
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, RDL_LEASE_AUTO));
+    rdlt_sleep_ms(1000); /* before the first renewal (every 2 s) */
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 500));
+    valid = rdl_lock_valid_ms(l, A);
+    left = pttl(s, "rdl:lock:{mixed}");
+    if (valid > left)
+        fail_msg("valid_ms %lld > the key's TTL %lld", (long long)valid, left);
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+}
+
+/* ---- multilock ------------------------------------------------------------ */
+
+/* A part taken first runs down its fixed lease while the multilock waits
+ * for the second, which its holder keeps for longer than that lease.
+ * Before: the call returned 0 with the first part expired (a second owner
+ * could take it). Now every part is held, with at least half the lease. */
+static void test_races_multilock_never_grants_expired_part(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s), *co = rdlt_client(s);
+    rdl_lock_t *parts[2], *ml, *other_a = rdlt_lock(co, "part-a"),
+                               *other_b = rdlt_lock(co, "part-b");
+    int64_t t0;
+    (void)state;
+
+    parts[0] = rdlt_lock(c, "part-a");
+    parts[1] = rdlt_lock(c, "part-b");
+    rdlt_assert_ok(rdl_multilock_new(parts, 2, &ml));
+    rdlt_defer(free_lock, ml);
+    rdlt_assert_ok(rdl_lock_acquire_as(other_b, B, 0, 1800));
+    t0 = rdlt_now_ms();
+    rdlt_assert_ok(rdl_lock_acquire_as(ml, A, 10000, 1000));
+    assert_true(rdlt_now_ms() - t0 >= 1500); /* it did wait for part-b */
+    assert_true(rdlt_info(parts[0], A).held_by_owner);
+    assert_true(rdlt_info(parts[1], A).held_by_owner);
+    assert_true(rdl_lock_valid_ms(ml, A) >= 300);
+    rdlt_assert_rc(rdl_lock_acquire_as(other_a, B, 0, 1000), RDL_EBUSY);
+    rdlt_assert_ok(rdl_lock_release_as(ml, A));
+}
+
+/* A budget that runs out while parts are taken is a timeout: the first
+ * part's answer comes back (the proxy holds it) after the budget ended,
+ * and the second part, held elsewhere, gets one try. Before: RDL_EBUSY. */
+static void test_races_multilock_budget_is_timeout(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdlt_proxy *p = rdlt_proxy_start(s);
+    rdl_client_t *c = rdlt_proxy_client(p), *co = rdlt_client(s);
+    rdl_lock_t *parts[2], *ml, *other = rdlt_lock(co, "tb");
+    (void)state;
+
+    warm_up(c);
+    parts[0] = rdlt_lock(c, "ta");
+    parts[1] = rdlt_lock(c, "tb");
+    rdlt_assert_ok(rdl_multilock_new(parts, 2, &ml));
+    rdlt_defer(free_lock, ml);
+    rdlt_assert_ok(rdl_lock_acquire_as(other, B, 0, 30000));
+    rdlt_proxy_delay_reply(p, "EVALSHA", "{ta}", 500, 1);
+    rdlt_assert_rc(rdl_lock_acquire_as(ml, A, 300, 5000), RDL_ETIMEDOUT);
+    rdlt_assert_rc(rdl_lock_acquire_as(ml, A, 0, 5000), RDL_EBUSY);
+    assert_int_equal(rdlt_info(parts[0], A).locked, 0);
+}
+
+typedef struct lost_log {
+    int count;
+} lost_log;
+
+static void on_lost(rdl_lock_t *l, rdl_owner_t o, int reason, void *data)
+{
+    lost_log *log = data;
+    (void)l;
+    (void)o;
+    (void)reason;
+    __atomic_add_fetch(&log->count, 1, __ATOMIC_ACQ_REL);
+}
+
+/* A re-entered composite loses a part. Before: the first release dropped
+ * the composite's state and released one level of the surviving part; the
+ * second answered RDL_ENOTHELD, and the surviving part stayed held and
+ * renewed. */
+static void test_races_multilock_lost_reentered_releases_all(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client_new(rdlt_server_url(s));
+    rdl_lock_t *parts[2], *ml;
+    lost_log log = {0};
+    (void)state;
+
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 2000, 1000));
+    rdlt_assert_ok(rdl_client_set_watchdog_ms(c, 900));
+    rdlt_assert_ok(rdl_client_connect(c));
+    parts[0] = rdlt_lock(c, "lost-a");
+    parts[1] = rdlt_lock(c, "lost-b");
+    rdlt_assert_ok(rdl_multilock_new(parts, 2, &ml));
+    rdlt_defer(free_lock, ml);
+    rdlt_assert_ok(rdl_lock_set_lost_cb(ml, on_lost, &log));
+    rdlt_assert_ok(rdl_lock_acquire_as(ml, A, 0, RDL_LEASE_AUTO));
+    rdlt_assert_ok(rdl_lock_acquire_as(ml, A, 0, RDL_LEASE_AUTO));
+    freeReplyObject(rdlt_cmd(s, "DEL rdl:lock:{lost-a}"));
+    if (!rdlt_wait_flag(&log.count, 5000))
+        fail_msg("the composite was not reported lost");
+    rdlt_assert_rc(rdl_lock_release_as(ml, A), RDL_ELOST);
+    assert_int_equal(exists(s, "rdl:lock:{lost-b}"), 0);
+    rdlt_assert_rc(rdl_lock_release_as(ml, A), RDL_ELOST);
+    rdlt_assert_rc(rdl_lock_release_as(ml, A), RDL_ENOTHELD);
+    rdlt_sleep_ms(700); /* a renewal would bring nothing back */
+    assert_int_equal(exists(s, "rdl:lock:{lost-b}"), 0);
+}
+
+/* Parts that are one lock are refused: the script wrote the key twice on
+ * one client, and on two clients the call waited for itself. */
+static void test_races_multilock_same_lock_refused(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s), *c2 = rdlt_client(s);
+    rdl_rwlock_t *rw = rwlock(c, "views");
+    rdl_lock_t *parts[2], *ml = NULL;
+    rdl_lock_t *x = rdlt_lock(c, "x"), *tagged = rdlt_lock(c, "{x}"),
+               *x2 = rdlt_lock(c, "x"), *xc2 = rdlt_lock(c2, "x");
+    rdl_lock_t *fx;
+    (void)state;
+
+    rdlt_assert_ok(rdl_fairlock_new(c, "x", &fx));
+    rdlt_defer(free_lock, fx);
+    parts[0] = x;
+    parts[1] = tagged;
+    rdlt_assert_rc(rdl_multilock_new(parts, 2, &ml), RDL_EINVAL);
+    parts[1] = x2;
+    rdlt_assert_rc(rdl_multilock_new(parts, 2, &ml), RDL_EINVAL);
+    parts[1] = xc2;
+    rdlt_assert_rc(rdl_multilock_new(parts, 2, &ml), RDL_EINVAL);
+    rdlt_assert_rc(rdl_redlock_new(parts, 2, &ml), RDL_EINVAL);
+    parts[0] = rdl_rwlock_read(rw);
+    parts[1] = rdl_rwlock_write(rw);
+    rdlt_assert_rc(rdl_multilock_new(parts, 2, &ml), RDL_EINVAL);
+    assert_null(ml);
+    /* A fair lock and a plain lock of one name are different locks. */
+    parts[0] = x;
+    parts[1] = fx;
+    rdlt_assert_ok(rdl_multilock_new(parts, 2, &ml));
+    rdl_lock_free(ml);
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        RDLT_TEST(test_races_wake_during_try),
+        RDLT_TEST(test_races_fair_handoff_before_join),
+        RDLT_TEST(test_races_cancel_passes_wake_on),
+        RDLT_TEST(test_races_rw_last_live_reader_wakes_writer),
+        RDLT_TEST(test_races_rw_leave_ignores_dead_writers),
+        RDLT_TEST(test_races_force_release_retry_spares_next_owner),
+        RDLT_TEST(test_races_release_retry_after_other_owner),
+        RDLT_TEST(test_races_fair_release_retry_after_other_owner),
+        RDLT_TEST(test_races_rw_release_retry_after_other_owner),
+        RDLT_TEST(test_races_applied_set_bounded),
+        RDLT_TEST(test_races_valid_ms_mixed_reentry),
+        RDLT_TEST(test_races_multilock_never_grants_expired_part),
+        RDLT_TEST(test_races_multilock_budget_is_timeout),
+        RDLT_TEST(test_races_multilock_lost_reentered_releases_all),
+        RDLT_TEST(test_races_multilock_same_lock_refused),
+    };
+    rdlt_init(argc, argv);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
