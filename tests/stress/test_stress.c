@@ -807,6 +807,8 @@ static void stress_run(const profile *prof)
         if (stress_now_us() < end && r.p.faults != 0)
             inject(&r, &sv, kids, &frng);
     }
+    if (__atomic_load_n(&r.ctl->stop, __ATOMIC_SEQ_CST))
+        printf("stress %s: the history is full; stopped early\n", r.p.name);
     __atomic_store_n(&r.ctl->stop, 1, __ATOMIC_SEQ_CST);
 
     /* Drain: every worker finishes its operation (a wait without budget
