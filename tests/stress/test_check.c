@@ -95,6 +95,27 @@ static void test_check_overlap_after_lease(void **state)
     assert_int_equal(check(&h, SP_OVERLAP), 1);
 }
 
+/* A grant returned while another owner surely held the lock is wrong even
+ * if its own lease ran out while it waited and it is told later: the
+ * shape of a multilock granted with an expired first part. */
+static void test_check_grant_while_held(void **state)
+{
+    hist h = {.n = 0};
+    stress_ev *e;
+    (void)state;
+    e = add(&h, SE_ACQ, SK_PLAIN, 1, 1, 0, 2000, 0);
+    e->lease_ms = 300;
+    e->multi = 2;
+    e->hold = 4;
+    e->token = 300;
+    e->level = 1;
+    e = add(&h, SE_REL, SK_PLAIN, 1, 4, 2200, 2201, RDL_ELOST);
+    e->multi = 2;
+    e->level = 1;
+    hold(&h, SK_PLAIN, 2, 8, 400, 600, 2100, 2101, 200, 0);
+    assert_int_equal(check(&h, SP_OVERLAP), 1);
+}
+
 static void test_check_reader_writer(void **state)
 {
     hist h = {.n = 0};
@@ -206,6 +227,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_check_clean_history),
     RDLT_TEST(test_check_overlap),
     RDLT_TEST(test_check_overlap_after_lease),
+    RDLT_TEST(test_check_grant_while_held),
     RDLT_TEST(test_check_reader_writer),
     RDLT_TEST(test_check_tokens),
     RDLT_TEST(test_check_budget),
