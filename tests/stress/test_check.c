@@ -1,0 +1,241 @@
+/* The stress checker (check.c) on made-up histories: each case breaks one
+ * property, or shows an allowed exception, so a green stress run means the
+ * checker looked, not that it was blind. */
+#include <stdio.h>
+#include <string.h>
+
+#include "rdlt.h"
+#include "stress.h"
+
+#define MS(x) ((int64_t)(x)*1000 + 1000000)
+
+typedef struct hist {
+    stress_ev ev[64];
+    size_t n;
+} hist;
+
+static stress_ev *add(hist *h, int type, int kind, int owner, int64_t hold,
+                      int64_t t0, int64_t t1, int rc)
+{
+    stress_ev *e = &h->ev[h->n++];
+    memset(e, 0, sizeof(*e));
+    e->done = 2;
+    e->type = (int16_t)type;
+    e->kind = (int16_t)kind;
+    e->owner = owner;
+    e->hold = hold;
+    e->t0_us = MS(t0);
+    e->t1_us = MS(t1);
+    e->rc = rc;
+    e->lease_ms = 3000;
+    e->wait_ms = 5000;
+    snprintf(e->name, sizeof(e->name), "n0");
+    return e;
+}
+
+/* One hold: granted [t0, t1], released [r0, r1]. */
+static void hold(hist *h, int kind, int owner, int64_t id, int64_t t0,
+                 int64_t t1, int64_t r0, int64_t r1, uint64_t token, int rel_rc)
+{
+    stress_ev *a = add(h, SE_ACQ, kind, owner, id, t0, t1, 0);
+    a->token = token;
+    a->level = 1;
+    add(h, SE_REL, kind, owner, id, r0, r1, rel_rc)->level = 1;
+}
+
+static unsigned check(hist *h, int prop)
+{
+    stress_params p;
+    stress_report r;
+    unsigned n;
+    memset(&r, 0, sizeof(r));
+    stress_params_default(&p);
+    n = stress_check(h->ev, h->n, &p, &r);
+    if (r.text != NULL)
+        printf("%s", r.text);
+    n = prop >= 0 ? r.count[prop] : n;
+    stress_report_free(&r);
+    return n;
+}
+
+static void test_check_clean_history(void **state)
+{
+    hist h = {.n = 0};
+    (void)state;
+    hold(&h, SK_PLAIN, 1, 1, 0, 1, 10, 11, 100, 0);
+    hold(&h, SK_PLAIN, 2, 2, 5, 11, 20, 21, 200, 0);
+    hold(&h, SK_READ, 1, 3, 0, 1, 10, 11, 5, 0);
+    hold(&h, SK_READ, 2, 4, 0, 1, 10, 11, 6, 0);
+    assert_int_equal(check(&h, -1), 0);
+}
+
+static void test_check_overlap(void **state)
+{
+    hist h = {.n = 0};
+    (void)state;
+    hold(&h, SK_FAIR, 1, 1, 0, 1, 10, 11, 100, 0);
+    hold(&h, SK_FAIR, 2, 2, 0, 5, 20, 21, 200, 0);
+    assert_int_equal(check(&h, SP_OVERLAP), 1);
+}
+
+/* A holder whose fixed lease ran out before the next grant, and whose
+ * release said RDL_ELOST, may overlap; one not told may not. */
+static void test_check_overlap_after_lease(void **state)
+{
+    hist h = {.n = 0};
+    (void)state;
+    hold(&h, SK_PLAIN, 1, 1, 0, 1, 4000, 4001, 100, RDL_ELOST);
+    hold(&h, SK_PLAIN, 2, 2, 100, 3500, 3600, 3601, 200, 0);
+    assert_int_equal(check(&h, -1), 0);
+    h.ev[1].rc = 0;
+    assert_int_equal(check(&h, SP_OVERLAP), 1);
+    /* Told, but the lease could not have run out yet: a violation. */
+    h.ev[1].rc = RDL_ELOST;
+    h.ev[2].t1_us = MS(1000);
+    assert_int_equal(check(&h, SP_OVERLAP), 1);
+}
+
+/* A grant returned while another owner surely held the lock is wrong even
+ * if its own lease ran out while it waited and it is told later: the
+ * shape of a multilock granted with an expired first part. */
+static void test_check_grant_while_held(void **state)
+{
+    hist h = {.n = 0};
+    stress_ev *e;
+    (void)state;
+    e = add(&h, SE_ACQ, SK_PLAIN, 1, 1, 0, 2000, 0);
+    e->lease_ms = 300;
+    e->multi = 2;
+    e->hold = 4;
+    e->token = 300;
+    e->level = 1;
+    e = add(&h, SE_REL, SK_PLAIN, 1, 4, 2200, 2201, RDL_ELOST);
+    e->multi = 2;
+    e->level = 1;
+    hold(&h, SK_PLAIN, 2, 8, 400, 600, 2100, 2101, 200, 0);
+    assert_int_equal(check(&h, SP_OVERLAP), 1);
+}
+
+static void test_check_reader_writer(void **state)
+{
+    hist h = {.n = 0};
+    (void)state;
+    hold(&h, SK_READ, 1, 1, 0, 1, 10, 11, 100, 0);
+    hold(&h, SK_WRITE, 2, 2, 0, 5, 20, 21, 200, 0);
+    assert_int_equal(check(&h, SP_RW), 1);
+}
+
+static void test_check_tokens(void **state)
+{
+    hist h = {.n = 0};
+    (void)state;
+    hold(&h, SK_PLAIN, 1, 1, 0, 1, 10, 11, 300, 0);
+    hold(&h, SK_PLAIN, 2, 2, 12, 13, 20, 21, 200, 0);
+    assert_int_equal(check(&h, SP_TOKENS), 1);
+    /* Concurrent calls have no order to check... */
+    h.n = 0;
+    hold(&h, SK_PLAIN, 1, 1, 0, 5, 10, 11, 300, 0);
+    hold(&h, SK_PLAIN, 2, 2, 4, 13, 20, 21, 200, 0);
+    assert_int_equal(check(&h, SP_TOKENS), 0);
+    /* ...but a re-entry must keep its token. */
+    add(&h, SE_ACQ, SK_PLAIN, 1, 1, 6, 7, 0)->token = 301;
+    assert_int_equal(check(&h, SP_TOKENS), 1);
+}
+
+static void test_check_budget(void **state)
+{
+    hist h = {.n = 0};
+    stress_ev *e;
+    (void)state;
+    e = add(&h, SE_ACQ, SK_PLAIN, 1, 1, 0, 2300, RDL_ETIMEDOUT);
+    e->wait_ms = 1000; /* + 1000 command timeout + 250 slack < 2300 */
+    assert_int_equal(check(&h, SP_BUDGET), 1);
+    e->t1_us = MS(2200);
+    assert_int_equal(check(&h, SP_BUDGET), 0);
+}
+
+/* Owner 2 waits from 50 ms to 900 ms while the lock is free from 100 ms. */
+static void test_check_lost_wakeup(void **state)
+{
+    hist h = {.n = 0};
+    (void)state;
+    hold(&h, SK_PLAIN, 1, 1, 0, 1, 99, 100, 100, 0);
+    hold(&h, SK_PLAIN, 2, 2, 50, 900, 901, 902, 200, 0);
+    assert_int_equal(check(&h, SP_WAKEUP), 1);
+    /* Not when a third owner held it meanwhile. */
+    hold(&h, SK_PLAIN, 3, 3, 60, 101, 890, 891, 150, 0);
+    assert_int_equal(check(&h, SP_WAKEUP), 0);
+}
+
+/* The same gap next to a fault is not judged: a killed holder's lease
+ * keeps the lock. */
+static void test_check_wakeup_fault(void **state)
+{
+    hist h = {.n = 0};
+    (void)state;
+    hold(&h, SK_PLAIN, 1, 1, 0, 1, 99, 100, 100, 0);
+    hold(&h, SK_PLAIN, 2, 2, 50, 900, 901, 902, 200, 0);
+    add(&h, SE_FAULT, SF_SIGKILL, 0, 0, 500, 500, 0)->proc = 3;
+    assert_int_equal(check(&h, SP_WAKEUP), 0);
+}
+
+static void test_check_spurious_lost(void **state)
+{
+    hist h = {.n = 0};
+    (void)state;
+    hold(&h, SK_PLAIN, 1, 1, 0, 1, 10, 11, 100, RDL_ELOST);
+    assert_int_equal(check(&h, SP_SPURIOUS), 1);
+    /* Past the lease it is the truth. */
+    h.ev[1].t0_us = MS(3100);
+    h.ev[1].t1_us = MS(3101);
+    assert_int_equal(check(&h, SP_SPURIOUS), 0);
+    /* An auto lease is never over without a fault... */
+    h.ev[0].lease_ms = -1;
+    assert_int_equal(check(&h, SP_SPURIOUS), 1);
+    /* ...such as a restart of the server. */
+    add(&h, SE_FAULT, SF_RESTART, 0, 0, 5, 6, 0);
+    assert_int_equal(check(&h, SP_SPURIOUS), 0);
+}
+
+static void test_check_stopped_holder(void **state)
+{
+    hist h = {.n = 0};
+    stress_ev *f;
+    (void)state;
+    /* Child 5 stopped past its lease; owner 2 takes the lock meanwhile;
+     * the child's release says RDL_ELOST: allowed. */
+    hold(&h, SK_WRITE, 501, 1, 0, 1, 5000, 5001, 100, RDL_ELOST);
+    h.ev[0].proc = h.ev[1].proc = 5;
+    hold(&h, SK_WRITE, 2, 2, 100, 3100, 3200, 3201, 200, 0);
+    f = add(&h, SE_FAULT, SF_STOP, 0, 0, 2, 4900, 0);
+    f->proc = 5;
+    assert_int_equal(check(&h, -1), 0);
+    /* Not told: two writers. */
+    h.ev[1].rc = 0;
+    assert_int_equal(check(&h, SP_OVERLAP), 1);
+}
+
+static void test_check_unexpected(void **state)
+{
+    hist h = {.n = 0};
+    (void)state;
+    hold(&h, SK_PLAIN, 1, 1, 0, 1, 10, 11, 100, RDL_ESCRIPT);
+    assert_int_equal(check(&h, SP_UNEXPECTED), 1);
+}
+
+static const struct CMUnitTest tests[] = {
+    RDLT_TEST(test_check_clean_history),
+    RDLT_TEST(test_check_overlap),
+    RDLT_TEST(test_check_overlap_after_lease),
+    RDLT_TEST(test_check_grant_while_held),
+    RDLT_TEST(test_check_reader_writer),
+    RDLT_TEST(test_check_tokens),
+    RDLT_TEST(test_check_budget),
+    RDLT_TEST(test_check_lost_wakeup),
+    RDLT_TEST(test_check_wakeup_fault),
+    RDLT_TEST(test_check_spurious_lost),
+    RDLT_TEST(test_check_stopped_holder),
+    RDLT_TEST(test_check_unexpected),
+};
+
+RDLT_MAIN(tests)
