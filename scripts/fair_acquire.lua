@@ -85,6 +85,13 @@ local function queue()
         redis.call('ZADD', KEYS[3], place, ARGV[1])
     end
     redis.call('ZADD', KEYS[4], now + tonumber(ARGV[5]), ARGV[1])
+    -- The sets live as long as their youngest entry, so a queue whose
+    -- waiters all died goes away by itself (fair_touch keeps this up).
+    for _, k in ipairs({KEYS[3], KEYS[4]}) do
+        if redis.call('PTTL', k) < tonumber(ARGV[5]) then
+            redis.call('PEXPIRE', k, ARGV[5])
+        end
+    end
     return redis.call('ZRANK', KEYS[3], ARGV[1]) + 1
 end
 

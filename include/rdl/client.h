@@ -132,9 +132,12 @@ RDL_API int rdl_client_set_loop(rdl_client_t *c, struct uv_loop_s *loop);
 RDL_API RDL_NODISCARD int rdl_client_connect(rdl_client_t *c);
 
 /**
- * Closes the client: pending and waiting requests complete with
- * RDL_ECLOSED (their callbacks run during this call), connections close,
- * the loop thread is joined. Holds are not released: they expire by their
+ * Closes the client: waiting requests complete with RDL_ECLOSED, and
+ * requests whose command was sent but not answered with RDL_ECONNLOST
+ * (the server may have applied it: an acquisition may hold the lock until
+ * its lease ends); their callbacks run during this call. Connections
+ * close, the loop thread is joined (the order is in docs/design-notes.md,
+ * "Teardown order"). Holds are not released: they expire by their
  * leases (use rdl_lock_release() first for a prompt hand-off). Later calls
  * on the client or its locks return RDL_ECLOSED. Closing twice, or closing
  * a client that never connected, is harmless.

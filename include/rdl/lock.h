@@ -10,7 +10,10 @@
  *   SIGSTOP, swapping) past its lease keeps running afterwards while someone
  *   else holds the lock. Fencing tokens are the answer: every acquisition
  *   returns a 64-bit token strictly greater than every token issued before
- *   for that name; have the protected resource reject writes carrying a token
+ *   for that name while the name's fence key lives (24 hours past its last
+ *   use, and not lost with the server's data); after that the token is the
+ *   server's time in microseconds, still greater unless the server clock
+ *   went back. Have the protected resource reject writes carrying a token
  *   smaller than the largest it has seen.
  * - RDL_LEASE_AUTO holds are renewed by the client's watchdog while they
  *   are held; when it cannot keep one (Redis unreachable until the lease
@@ -131,8 +134,13 @@ RDL_API RDL_NODISCARD int rdl_lock_release(rdl_lock_t *lock);
  * Frees the lock whoever holds it, whatever its hold count, and wakes
  * waiters. For operators and recovery, not for normal use.
  *
+ * A retry after a lost reply is answered as the first call was: it never
+ * frees a hold taken after the first call freed the lock.
+ *
  * @return 0 (it was held and is now free); RDL_ENOTHELD (it was free);
- *         RDL_EINVAL; RDL_EDEADLK; RDL_ECLOSED; infrastructure codes.
+ *         RDL_EINVAL; RDL_EDEADLK; RDL_ECLOSED; RDL_ECONNLOST or
+ *         RDL_ECMDTIMEOUT (the outcome stayed unknown); infrastructure
+ *         codes.
  * Thread safety: safe from any thread but the client's loop thread.
  */
 RDL_API int rdl_lock_force_release(rdl_lock_t *lock);
@@ -260,7 +268,8 @@ struct rdl_req_s {
  * otherwise it is called exactly once, on the loop thread, never from
  * inside this call, with 0 (req->fencing_token is set), or the codes of
  * rdl_lock_acquire(), or RDL_ECANCELED after rdl_req_cancel(), or
- * RDL_ECLOSED when the client closes first.
+ * RDL_ECLOSED when the client closes first (RDL_ECONNLOST if a try was in
+ * flight then: its outcome is unknown).
  *
  * @return 0 (started); RDL_EINVAL (bad arguments as for
  *         rdl_lock_acquire(), or req already pending); RDL_ECLOSED;

@@ -33,9 +33,14 @@ extern "C" {
  * (by kind, key and server), the same in every process, so two multilocks
  * over overlapping sets never deadlock. With RDL_LEASE_AUTO every part's
  * client renews it; the hold is lost (the lost callback runs once, the
- * release returns RDL_ELOST) as soon as any part is lost. A fixed lease is
- * given to each part when taken, so the first part's runs out first:
- * rdl_lock_valid_ms() reports the shortest. rdl_lock_fencing_token()
+ * release returns RDL_ELOST) as soon as any part is lost; the first release
+ * after that gives back every level of the parts that survived. A fixed
+ * lease is given to each part when taken, so the first part's runs out
+ * first: rdl_lock_valid_ms() reports the shortest. The acquisition succeeds
+ * only when every part is held with at least half the fixed lease left: it
+ * never waits for a later part longer than that allows, and when that (not
+ * the budget) ends a wait it gives every part back and starts over. A
+ * budget spent while taking parts is RDL_ETIMEDOUT. rdl_lock_fencing_token()
  * returns the largest part token; rdl_multilock_part_token() each one.
  * When all parts are plain locks (rdl_lock_new) of one client that share a
  * hash tag ("{order:42}:stock", "{order:42}:payment"), one script call
@@ -47,6 +52,10 @@ extern "C" {
  * freed). rdl_lock_name() is "a+b+...".
  *
  * @param locks  1..64 distinct locks, none itself a multilock or redlock.
+ *               Two parts that are one lock (the same kind and key on the
+ *               same server: "x" and "{x}", two objects or two clients
+ *               for one name, the two views of one read-write lock) are
+ *               RDL_EINVAL.
  * @return 0; RDL_EINVAL (bad parts; rdl_client_errmsg() of the first
  *         part's client says why); RDL_ENOMEM. A failed acquisition names
  *         the part that could not be had in the same place.

@@ -317,16 +317,27 @@ static void on_wake_closed(uv_handle_t *h)
 static void shutdown_loop(rdl_client_t *c)
 {
     rdl__active *a;
+    int stage;
     run_tasks(c, RDL_ECLOSED);
     rdl__conn_close(c->cmd);
     c->cmd = NULL;
     rdl__cluster_close(c->cluster);
     c->cluster = NULL;
     rdl__hub_close(c->hub);
-    while (!rdl__queue_empty(&c->active)) {
-        a = RDL_CONTAINER_OF(rdl__queue_head(&c->active), rdl__active, node);
-        rdl__queue_remove(&a->node);
-        a->abort(a);
+    for (stage = 0; stage < RDL__STAGES; stage++) {
+        rdl__queue *n = c->active.next;
+        while (n != &c->active) {
+            a = RDL_CONTAINER_OF(n, rdl__active, node);
+            if (a->stage != stage) {
+                n = n->next;
+                continue;
+            }
+            /* abort() may end others (never one of an earlier stage):
+             * start over from the head after each. */
+            rdl__queue_remove(&a->node);
+            a->abort(a);
+            n = c->active.next;
+        }
     }
     rdl__hub_free(c->hub);
     c->hub = NULL;

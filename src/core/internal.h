@@ -153,10 +153,19 @@ typedef struct rdl__task {
     void (*run)(struct rdl__task *t, int status);
 } rdl__task;
 
-/* Something in progress that must be ended when the client closes. */
+/* Something in progress that must be ended when the client closes. The
+ * shutdown ends them by stage, lowest first, whatever order they were
+ * created in (docs/design-notes.md "Teardown order"): operations before
+ * the services they use. */
+enum rdl__stage {
+    RDL__STAGE_OPERATION = 0, /* acquisitions: may still use the watchdog */
+    RDL__STAGE_SERVICE = 1,   /* the watchdog */
+    RDL__STAGES
+};
 typedef struct rdl__active {
     rdl__queue node;
     void (*abort)(struct rdl__active *a); /* complete with RDL_ECLOSED */
+    int stage;                            /* enum rdl__stage */
 } rdl__active;
 
 enum rdl__client_state {

@@ -311,6 +311,7 @@ int rdl__acquire_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
     rdl__client_reqid(c, op->reqid);
     rdl__queue_init(&op->active.node);
     op->active.abort = on_abort;
+    op->active.stage = RDL__STAGE_OPERATION;
     uv_timer_init(c->loop, &op->timer);
     op->timer.data = op;
     rdl__client_handle_opened(c);

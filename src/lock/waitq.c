@@ -54,6 +54,9 @@ void rdl__waitq_queued(rdl__acquire *op)
     q->wd.script = lock->kind->queue_renew_script;
     q->wd.lease_ms = rdl__queue_lease_ms(op->c);
     q->wd.key = lock->key_aux[1];
+    /* The queue's other set, if it has one, lives as long as its entries:
+     * renewals keep its TTL too (fair_touch). */
+    q->wd.key2 = lock->key_aux[0] != NULL ? lock->key_aux[0] : lock->key_aux[1];
     q->wd.member = q->member;
     q->wd.lost = on_entry_lost;
     q->wd.done = on_entry_done;

@@ -99,20 +99,22 @@ static void on_renewed(void *data, int status, const redisReply *r);
 static void send_batch(wd_batch *b)
 {
     rdl_client_t *c = b->wd->c;
-    const char *keys[RDL__WD_BATCH], *args[RDL__WD_BATCH + 1];
+    const char *keys[2 * RDL__WD_BATCH], *args[RDL__WD_BATCH + 1];
     char lease[24];
-    int i, rc;
+    int i, nkeys = 0, rc;
 
     snprintf(lease, sizeof(lease), "%lld", (long long)b->lease_ms);
     args[0] = lease;
     for (i = 0; i < b->n; i++) {
-        keys[i] = b->h[i]->key;
+        keys[nkeys++] = b->h[i]->key;
+        if (b->h[i]->key2 != NULL)
+            keys[nkeys++] = b->h[i]->key2;
         args[1 + i] = b->h[i]->member;
         b->h[i]->refs++;
     }
     b->sent_at = rdl__now_ms();
     RDL__STAT_INC(c, renewal_calls);
-    rc = rdl__script_run(c, b->script, b->n, keys, b->n + 1, args, on_renewed,
+    rc = rdl__script_run(c, b->script, nkeys, keys, b->n + 1, args, on_renewed,
                          b);
     if (rc != 0)
         on_renewed(b, rc, NULL);
@@ -285,6 +287,7 @@ static rdl__watchdog *get(rdl_client_t *c)
     wd->timer.data = wd;
     rdl__client_handle_opened(c);
     wd->active.abort = on_abort;
+    wd->active.stage = RDL__STAGE_SERVICE;
     rdl__queue_init(&wd->active.node);
     rdl__client_active_add(c, &wd->active);
     c->wd = wd;

@@ -22,6 +22,9 @@ struct rdl__wd_hold {
     int64_t lease_ms;   /* the lease each renewal sets; 0: the client's
                            watchdog lease */
     const char *key;    /* routes the hold; must outlive the entry */
+    const char *key2;   /* NULL, or a second key of the same slot sent
+                           after `key` (then every hold renewed by this
+                           script has one: KEYS come in pairs); idem */
     const char *member; /* the owner string the script checks; idem */
     /* The hold is lost: reason RDL_ELOST (Redis says it is gone or held by
      * someone else), RDL_ETIMEDOUT (its local deadline passed, e.g. the
