@@ -3,6 +3,11 @@
 # Writes <dir>/rdl_scripts.h (enum RDL__SCRIPT_<NAME>) and rdl_scripts.c
 # (the table rdl__scripts[]). Files are only rewritten when their content
 # changes, so unchanged scripts do not trigger rebuilds.
+#
+# A line "--@include NAME" in a script is replaced by scripts/lib/NAME.lua
+# (one home for code several scripts share, e.g. the applied set). The
+# expanded scripts, exactly as sent to Redis, are written to
+# <dir>/scripts/ for the tests to read.
 
 if(NOT OUT_DIR OR NOT SCRIPTS)
     message(FATAL_ERROR "EmbedScripts.cmake needs OUT_DIR and SCRIPTS")
@@ -12,12 +17,32 @@ set(enum "")
 set(arrays "")
 set(table "")
 set(index 0)
+file(MAKE_DIRECTORY "${OUT_DIR}/scripts")
 foreach(path IN LISTS SCRIPTS)
     get_filename_component(name "${path}" NAME_WE)
+    get_filename_component(dir "${path}" DIRECTORY)
     string(TOUPPER "${name}" upper)
-    file(READ "${path}" hex HEX)
-    file(SHA1 "${path}" sha)
-    file(SIZE "${path}" size)
+    file(READ "${path}" text)
+    string(REGEX MATCHALL "--@include [a-z_]+\n" includes "${text}")
+    foreach(line IN LISTS includes)
+        string(REGEX REPLACE "--@include ([a-z_]+)\n" "\\1" lib "${line}")
+        if(NOT EXISTS "${dir}/lib/${lib}.lua")
+            message(FATAL_ERROR "${path}: no scripts/lib/${lib}.lua")
+        endif()
+        file(READ "${dir}/lib/${lib}.lua" body)
+        string(REPLACE "${line}" "${body}" text "${text}")
+    endforeach()
+    set(expanded "${OUT_DIR}/scripts/${name}.lua")
+    set(old "")
+    if(EXISTS "${expanded}")
+        file(READ "${expanded}" old)
+    endif()
+    if(NOT old STREQUAL "${text}")
+        file(WRITE "${expanded}" "${text}")
+    endif()
+    file(READ "${expanded}" hex HEX)
+    file(SHA1 "${expanded}" sha)
+    file(SIZE "${expanded}" size)
     # Two hex digits per byte become "0xNN," with a line break every 16.
     string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
     string(REGEX REPLACE "((0x..,){16})" "\\1\n    " bytes "${bytes}")

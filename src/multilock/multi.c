@@ -250,8 +250,12 @@ static int multi_take(rdl_lock_t *ml, rdl_owner_t owner, uint64_t deadline,
             capped = 1; /* the last part came too late for the first */
         }
         release_mask(m, owner, mask);
-        if (capped && deadline != 0 && left_ms(deadline) != 0)
-            continue; /* start over, holding nothing */
+        if (capped && deadline != 0 && left_ms(deadline) != 0) {
+            /* Start over, holding nothing, after a short random pause: a
+             * lease too short for the round trips would otherwise spin. */
+            uv_sleep(1 + randombytes_uniform(10));
+            continue;
+        }
         rc = capped ? (deadline == 0 ? RDL_EBUSY : RDL_ETIMEDOUT)
                     : wait_failed(deadline, rc);
         snprintf(text, sizeof(text),
