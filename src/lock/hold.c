@@ -89,6 +89,9 @@ void rdl__lock_report_lost(rdl_lock_t *lock, rdl_owner_t owner, int reason)
     }
     lock->lost_busy++;
     uv_mutex_unlock(&lock->mu);
+    /* The callback may free the lock (rdl_lock_free does not wait for the
+     * callback it is called from): the object stays until this is done. */
+    rdl__lock_ref(lock);
     in_lost_cb++;
     cb(lock, owner, reason, data);
     in_lost_cb--;
@@ -96,6 +99,7 @@ void rdl__lock_report_lost(rdl_lock_t *lock, rdl_owner_t owner, int reason)
     if (--lock->lost_busy == 0)
         uv_cond_broadcast(&lock->lost_idle);
     uv_mutex_unlock(&lock->mu);
+    rdl__lock_unref(lock);
 }
 
 void rdl__lock_lost_quiesce(rdl_lock_t *lock)

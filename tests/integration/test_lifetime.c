@@ -840,6 +840,46 @@ static void test_lifetime_free_multilock_during_lost_cb(void **state)
 
 /* rdl_lock_set_lost_cb(lock, NULL, NULL) while the callback runs returns
  * only after it has returned; no call follows. */
+/* The composite's lost callback frees the composite itself (the callback
+ * is the last user of the object): the free must not wait for the call it
+ * is made from, and the object must outlive that call. */
+static void on_lost_free(rdl_lock_t *lock, rdl_owner_t owner, int reason,
+                         void *data)
+{
+    lost_log *log = data;
+    (void)owner;
+    __atomic_store_n(&log->reason, reason, __ATOMIC_RELAXED);
+    rdl_lock_free(lock);
+    __atomic_add_fetch(&log->count, 1, __ATOMIC_ACQ_REL);
+    __atomic_store_n(&log->exited, 1, __ATOMIC_RELEASE);
+}
+
+static void test_lifetime_free_multilock_inside_its_lost_cb(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = wd_client(s, 300);
+    rdl_lock_t *parts[2], *ml = NULL;
+    lost_log log;
+    (void)state;
+
+    memset(&log, 0, sizeof(log));
+    parts[0] = rdlt_lock(c, "fa");
+    parts[1] = rdlt_lock(c, "fb");
+    rdlt_assert_ok(rdl_multilock_new(parts, 2, &ml));
+    rdlt_assert_ok(rdl_lock_set_lost_cb(ml, on_lost_free, &log));
+    rdlt_assert_ok(rdl_lock_acquire_as(ml, A, 0, RDL_LEASE_AUTO));
+    delete_plain(s, "fb");
+    if (!rdlt_wait_flag(&log.exited, 2000))
+        fail_msg("no lost callback within 2 s");
+    rdlt_assert_rc(loaded(&log.reason), RDL_ELOST);
+    rdlt_lock_free(parts[1]);
+    rdlt_lock_free(parts[0]);
+    rdlt_sleep_ms(200);
+    assert_int_equal(loaded(&log.count), 1);
+    rdlt_client_free(c);
+    expect_no_locks_within(s, 300 + SLACK_MS);
+}
+
 static void test_lifetime_clear_lost_cb_while_running(void **state)
 {
     rdlt_server *s = rdlt_server_start();
@@ -899,6 +939,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_lifetime_close_mid_release),
     RDLT_TEST(test_lifetime_close_try_in_flight),
     RDLT_TEST(test_lifetime_free_multilock_during_lost_cb),
+    RDLT_TEST(test_lifetime_free_multilock_inside_its_lost_cb),
     RDLT_TEST(test_lifetime_clear_lost_cb_while_running),
 };
 
