@@ -184,21 +184,40 @@ static int64_t lease_us(const model *m, const stress_ev *e)
     return (e->lease_ms > 0 ? e->lease_ms : m->p->watchdog_ms) * 1000;
 }
 
+static int delay_fault(int kind)
+{
+    return kind == SF_DELAY_SUB || kind == SF_DELAY_CMD;
+}
+
 /* A fault that may disturb a call of process `proc` during [a, b]: data
  * loss (restart, failover, external stages) anywhere, or a stop or kill of
- * that process (proc -1: of any process, -2: of none); with `conns`,
- * connection kills too. The fault counts from
- * its start to `after_us` past its end. */
+ * that process (proc -1: of any process, -2: of none); with `conns` 1,
+ * connection kills and proxy resets too, and reply or request drops until
+ * a command timeout after them; with `conns` 2, connection kills and
+ * resets but not drops. Delays are never here (delay_slack()). The fault
+ * counts from its start to `after_us` past its end. */
 static const stress_ev *fault_near(const model *m, int64_t a, int64_t b,
                                    int proc, int conns, int64_t after_us)
 {
     size_t i;
     for (i = 0; i < m->nfaults; i++) {
         const stress_ev *f = m->faults[i];
+        int64_t after = after_us;
         int hits;
         switch (f->kind) {
         case SF_KILLCONN:
-            hits = conns;
+        case SF_PROXY_RESET:
+            hits = conns != 0;
+            break;
+        case SF_DROP_REPLY:
+        case SF_DROP_REQUEST:
+            hits = conns == 1;
+            if (after > m->p->cmd_timeout_ms * 1000)
+                after = m->p->cmd_timeout_ms * 1000;
+            break;
+        case SF_DELAY_SUB:
+        case SF_DELAY_CMD:
+            hits = 0;
             break;
         case SF_STOP:
         case SF_SIGKILL:
@@ -207,10 +226,28 @@ static const stress_ev *fault_near(const model *m, int64_t a, int64_t b,
         default:
             hits = 1;
         }
-        if (hits && f->t0_us <= b && f->t1_us + after_us >= a)
+        if (hits && f->t0_us <= b && f->t1_us + after >= a)
             return f;
     }
     return NULL;
+}
+
+/* How much longer than usual a call during [a, b] may take because of
+ * proxy delays: a delay of D holds back what arrives until D after its
+ * end, and a wait may sit behind two delayed messages in a row (a busy
+ * answer, then the grant of the retry that a release message prompted),
+ * so 2 D per delay it overlaps. */
+static int64_t delay_slack(const model *m, int64_t a, int64_t b)
+{
+    int64_t slack = 0;
+    size_t i;
+    for (i = 0; i < m->nfaults; i++) {
+        const stress_ev *f = m->faults[i];
+        int64_t d = f->wait_ms * 1000;
+        if (delay_fault(f->kind) && d > 0 && f->t0_us <= b && f->t1_us + d >= a)
+            slack += 2 * d;
+    }
+    return slack;
 }
 
 static int64_t death_of(const model *m, int proc)
@@ -310,10 +347,16 @@ static int exclusive(const hold *h)
 
 /* Whether `a`, granted first, may have lost the lock before `b` was
  * granted, and knows it: its lease could have run out by then, or a fault
- * wiped the server. */
+ * wiped the server. Or whether `b`, told, was granted on a server that
+ * lost its data before `a` was granted: a multilock part taken before a
+ * restart, while the multilock went on waiting for its other parts,
+ * returns after `a`'s grant, and no client can tell before its release. */
 static int excused(const model *m, const hold *a, const hold *b)
 {
     int64_t grant = b->acq->t1_us;
+    if (b->told &&
+        fault_near(m, b->acq->t0_us, a->acq->t1_us, -2, 0, 0) != NULL)
+        return 1;
     if (!a->told)
         return 0;
     if (a->last_acq->lease_ms < 0)
@@ -475,7 +518,8 @@ static void check_wakeups(model *m, hold **hs, size_t n,
         int64_t from = w->t0_us, to = w->t1_us - m->p->grant_slack_ms * 1000;
         int64_t cur = from, gap_a = 0, gap_b = 0;
         size_t lo = 0, hi = ns;
-        if (to - from <= stall)
+        int64_t limit = stall + delay_slack(m, from, w->t1_us);
+        if (to - from <= limit)
             continue;
         if (fault_near(m, from, to, -1, 1, m->p->fault_ms * 1000))
             continue;
@@ -498,7 +542,7 @@ static void check_wakeups(model *m, hold **hs, size_t n,
             gap_a = cur;
             gap_b = to;
         }
-        if (gap_b - gap_a > stall && report_count(r, SP_WAKEUP)) {
+        if (gap_b - gap_a > limit && report_count(r, SP_WAKEUP)) {
             report_append(r,
                           "VIOLATION wake-up: owner %d waited %lld ms for "
                           "%c:%s, which was free for %lld ms of it "
@@ -534,7 +578,8 @@ static void check_calls(model *m, const stress_ev *const *ev, size_t n,
             continue;
         if (e->type == SE_ACQ && e->wait_ms >= 0 &&
             e->t1_us - e->t0_us >
-                (e->wait_ms + m->p->cmd_timeout_ms + m->p->slack_ms) * 1000 &&
+                (e->wait_ms + m->p->cmd_timeout_ms + m->p->slack_ms) * 1000 +
+                    delay_slack(m, e->t0_us, e->t1_us) &&
             !fault_near(m, e->t0_us, e->t1_us, e->proc, 0, 0) &&
             report_count(r, SP_BUDGET)) {
             report_append(r,
@@ -549,8 +594,11 @@ static void check_calls(model *m, const stress_ev *const *ev, size_t n,
                  (e->kind == SK_RED && e->rc == RDL_ENOQUORUM);
         else
             ok = e->rc == 0 || e->rc == RDL_ELOST || e->rc == RDL_ENOTHELD;
+        /* A dropped reply or request excuses nothing but an unknown
+         * outcome, once the retries failed too. */
         if (!ok &&
-            !fault_near(m, e->t0_us, e->t1_us, e->proc, 1,
+            !fault_near(m, e->t0_us, e->t1_us, e->proc,
+                        unknown_outcome(e->rc) ? 1 : 2,
                         cmd + m->p->fault_ms * 1000) &&
             report_count(r, SP_UNEXPECTED)) {
             report_append(r, "VIOLATION unexpected-code: %s\n",

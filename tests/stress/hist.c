@@ -57,11 +57,12 @@ static const char *kind_name(int type, int kind)
 {
     static const char *const locks[] = {"?",    "plain", "fair",
                                         "read", "write", "redlock"};
-    static const char *const faults[] = {"?",       "killconn", "sigstop",
-                                         "sigkill", "restart",  "failover",
-                                         "external"};
+    static const char *const faults[] = {"?",         "killconn",   "sigstop",
+                                         "sigkill",   "restart",    "failover",
+                                         "external",  "drop-reply", "drop-req",
+                                         "delay-sub", "delay-cmd",  "reset"};
     if (type == SE_FAULT)
-        return kind >= 0 && kind <= SF_EXTERNAL ? faults[kind] : "?";
+        return kind >= 0 && kind <= SF_LAST ? faults[kind] : "?";
     return kind >= 0 && kind <= SK_RED ? locks[kind] : "?";
 }
 

@@ -40,8 +40,21 @@ enum {
     SF_SIGKILL,      /* SIGKILL of process `proc` */
     SF_RESTART,      /* server killed and restarted: its data is gone */
     SF_FAILOVER,     /* cluster failover */
-    SF_EXTERNAL      /* a stage plugged in through stress_hooks */
+    SF_EXTERNAL,     /* a stage plugged in through stress_hooks: treated as
+                        data loss */
+    /* The fault proxy (tests/support/proxy.c) in front of some clients: */
+    SF_DROP_REPLY,   /* the replies of the next EVALSHAs are lost after the
+                        server applied them, their connections closed: the
+                        retries must make it invisible */
+    SF_DROP_REQUEST, /* the next EVALSHAs never reach the server, their
+                        connections closed: must be invisible */
+    SF_DELAY_SUB,    /* pub/sub messages arrive `wait_ms` late from t0 until
+                        t1 + wait_ms: waits may take longer */
+    SF_DELAY_CMD,    /* command replies likewise (below the command
+                        timeout): waits and budgets may take longer */
+    SF_PROXY_RESET   /* every proxied connection cut: like SF_KILLCONN */
 };
+#define SF_LAST SF_PROXY_RESET
 
 typedef struct stress_ev {
     int32_t done;     /* 0 unused, 1 started, 2 complete (stored last) */

@@ -116,6 +116,35 @@ static void test_check_grant_while_held(void **state)
     assert_int_equal(check(&h, SP_OVERLAP), 1);
 }
 
+/* ...unless the server lost its data after the later grant's call began
+ * and before the earlier one returned, and the later one was told: a
+ * multilock part taken before a restart, returned after another owner took
+ * the lock on the empty server. */
+static void test_check_grant_after_data_loss(void **state)
+{
+    hist h = {.n = 0};
+    stress_ev *e;
+    (void)state;
+    e = add(&h, SE_ACQ, SK_FAIR, 1, 4, 0, 700, 0);
+    e->multi = 2;
+    e->token = 300;
+    e->level = 1;
+    e = add(&h, SE_REL, SK_FAIR, 1, 4, 701, 702, RDL_ELOST);
+    e->multi = 2;
+    e->level = 1;
+    hold(&h, SK_FAIR, 2, 8, 6, 600, 703, 704, 200, 0);
+    assert_int_equal(check(&h, SP_OVERLAP), 1);
+    add(&h, SE_FAULT, SF_RESTART, 0, 0, 40, 470, 0);
+    assert_int_equal(check(&h, SP_OVERLAP), 0);
+    /* Not if the later one was not told... */
+    h.ev[1].rc = 0;
+    assert_int_equal(check(&h, SP_OVERLAP), 1);
+    /* ...nor for a fault that loses no data. */
+    h.ev[1].rc = RDL_ELOST;
+    h.ev[4].kind = SF_DROP_REPLY;
+    assert_int_equal(check(&h, SP_OVERLAP), 1);
+}
+
 static void test_check_reader_writer(void **state)
 {
     hist h = {.n = 0};
@@ -223,11 +252,83 @@ static void test_check_unexpected(void **state)
     assert_int_equal(check(&h, SP_UNEXPECTED), 1);
 }
 
+/* A dropped reply or request (the fault proxy) must be invisible: it
+ * excuses no overlap, no loss, no code but an unknown outcome. */
+static void test_check_drop_invisible(void **state)
+{
+    hist h = {.n = 0};
+    (void)state;
+    hold(&h, SK_PLAIN, 1, 1, 0, 1, 2000, 2001, 100, RDL_ELOST);
+    hold(&h, SK_PLAIN, 2, 2, 100, 1500, 1600, 1601, 200, 0);
+    add(&h, SE_FAULT, SF_DROP_REPLY, 0, 0, 50, 60, 0);
+    assert_int_equal(check(&h, SP_OVERLAP), 1);
+    assert_int_equal(check(&h, SP_SPURIOUS), 1);
+    /* The same with a restart in its place is data loss: excused. */
+    h.ev[4].kind = SF_RESTART;
+    assert_int_equal(check(&h, SP_OVERLAP), 0);
+    assert_int_equal(check(&h, SP_SPURIOUS), 0);
+
+    h.n = 0;
+    hold(&h, SK_PLAIN, 1, 1, 0, 1, 10, 11, 100, 0);
+    add(&h, SE_FAULT, SF_DROP_REQUEST, 0, 0, 0, 1, 0);
+    h.ev[0].rc = RDL_ECONNLOST; /* every retry failed too: allowed */
+    assert_int_equal(check(&h, SP_UNEXPECTED), 0);
+    h.ev[0].rc = RDL_ECONNREFUSED; /* not an unknown outcome */
+    assert_int_equal(check(&h, SP_UNEXPECTED), 1);
+    h.ev[2].kind = SF_KILLCONN; /* a connection kill excuses any code */
+    assert_int_equal(check(&h, SP_UNEXPECTED), 0);
+    /* A drop long before the call excuses nothing. */
+    h.ev[2].kind = SF_DROP_REQUEST;
+    h.ev[0].rc = RDL_ECONNLOST;
+    h.ev[0].t0_us = MS(3000);
+    h.ev[0].t1_us = MS(3001);
+    h.ev[1].t0_us = MS(3010);
+    h.ev[1].t1_us = MS(3011);
+    assert_int_equal(check(&h, SP_UNEXPECTED), 1);
+}
+
+/* A delay of D (pub/sub or command replies) gives waits and budgets that
+ * overlap it 2 D more, and excuses nothing else. */
+static void test_check_delay_slack(void **state)
+{
+    hist h = {.n = 0};
+    stress_ev *f, *e;
+    (void)state;
+    /* The wake-up gap of test_check_lost_wakeup (free 100..800 ms). */
+    hold(&h, SK_PLAIN, 1, 1, 0, 1, 99, 100, 100, 0);
+    hold(&h, SK_PLAIN, 2, 2, 50, 900, 901, 902, 200, 0);
+    f = add(&h, SE_FAULT, SF_DELAY_SUB, 0, 0, 200, 400, 0);
+    f->wait_ms = 300; /* 250 + 600 > 700 */
+    assert_int_equal(check(&h, SP_WAKEUP), 0);
+    f->wait_ms = 200; /* 250 + 400 < 700 */
+    assert_int_equal(check(&h, SP_WAKEUP), 1);
+    f->wait_ms = 300; /* over before the wait: no slack */
+    f->t0_us = f->t1_us = MS(-400);
+    assert_int_equal(check(&h, SP_WAKEUP), 1);
+
+    h.n = 0;
+    e = add(&h, SE_ACQ, SK_PLAIN, 1, 1, 0, 2700, RDL_ETIMEDOUT);
+    e->wait_ms = 1000; /* budget 2250 ms */
+    f = add(&h, SE_FAULT, SF_DELAY_CMD, 0, 0, 1000, 2000, 0);
+    f->wait_ms = 300;
+    assert_int_equal(check(&h, SP_BUDGET), 0);
+    f->wait_ms = 200;
+    assert_int_equal(check(&h, SP_BUDGET), 1);
+    /* A delay excuses no overlap. */
+    h.n = 0;
+    hold(&h, SK_FAIR, 1, 1, 0, 1, 10, 11, 100, RDL_ELOST);
+    hold(&h, SK_FAIR, 2, 2, 0, 5, 20, 21, 200, 0);
+    f = add(&h, SE_FAULT, SF_DELAY_CMD, 0, 0, 0, 30, 0);
+    f->wait_ms = 400;
+    assert_int_equal(check(&h, SP_OVERLAP), 1);
+}
+
 static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_check_clean_history),
     RDLT_TEST(test_check_overlap),
     RDLT_TEST(test_check_overlap_after_lease),
     RDLT_TEST(test_check_grant_while_held),
+    RDLT_TEST(test_check_grant_after_data_loss),
     RDLT_TEST(test_check_reader_writer),
     RDLT_TEST(test_check_tokens),
     RDLT_TEST(test_check_budget),
@@ -236,6 +337,8 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_check_spurious_lost),
     RDLT_TEST(test_check_stopped_holder),
     RDLT_TEST(test_check_unexpected),
+    RDLT_TEST(test_check_drop_invisible),
+    RDLT_TEST(test_check_delay_slack),
 };
 
 RDLT_MAIN(tests)

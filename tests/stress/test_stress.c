@@ -35,14 +35,18 @@
 /* ---- hooks ------------------------------------------------------------------ */
 
 /* A stage another component can plug in (the TCP fault proxy of
- * tests/support/proxy.c, for one): `url` may route every client through
- * something of its own (return the URL to use, or NULL to keep the real
- * one), and `fault`, called on each tick of the fault schedule of a
- * profile with SF_EXTERNAL enabled, injects whatever it does, writing a
- * short note and returning 1 if it did. Both run on the main thread. */
+ * tests/support/proxy.c, below): `url` may route the profile's first
+ * `proxied` clients of each process through something of its own (return
+ * the URL to use, or NULL to keep the real one; called once, before the
+ * worker processes are forked, so whatever it starts must be up by then),
+ * and `fault`, called on a tick of the fault schedule that picked a kind
+ * from SF_EXTERNAL on, injects that kind if it can: it writes a short
+ * note, sets *arg (the fault entry's wait_ms: a delay's length) and
+ * returns 1. Both run on the main thread of the test process. */
 typedef struct stress_hooks {
     const char *(*url)(void *ctx, int server, const char *real_url);
-    int (*fault)(void *ctx, uint64_t *rng, char *note, size_t len);
+    int (*fault)(void *ctx, int kind, uint64_t *rng, char *note, size_t len,
+                 int64_t *arg);
     void *ctx;
 } stress_hooks;
 
@@ -62,6 +66,9 @@ typedef struct profile {
     unsigned faults; /* 1u << SF_* */
     int cluster;
     int forever; /* percent of waits without a budget */
+    int proxied; /* clients per process through the fault proxy (hooks) */
+    int deck;    /* fault kinds drawn like cards (each once before any one
+                    twice), a tick every 1-2.5 s: a fixed seed sees them all */
 } profile;
 
 /* What every process needs, and what they share (ctl lives in a shared
@@ -77,9 +84,12 @@ typedef struct run {
     profile p;
     uint64_t seed;
     char url[512];
+    char via_url[512]; /* hooks.url's, for the first p.proxied clients */
     char red_url[RED_SERVERS][128];
     stress_hist hist;
     ctl *ctl;
+    unsigned deck[SF_LAST + 1]; /* profile.deck: the kinds not drawn yet */
+    int ndeck;
 } run;
 
 struct proc;
@@ -459,7 +469,9 @@ static int proc_setup(run *r, int id, proc **out)
     pr->id = id;
     pr->nclients = r->p.clients;
     for (c = 0; c < pr->nclients && rc == 0; c++)
-        rc = connect_client(r->url, &pr->cl[c]);
+        rc = connect_client(
+            c < r->p.proxied && r->via_url[0] != '\0' ? r->via_url : r->url,
+            &pr->cl[c]);
     for (c = 0; c < RED_SERVERS && rc == 0 && r->p.w_red > 0; c++)
         rc = connect_client(r->red_url[c], &pr->red[c]);
     for (c = 0; c < pr->nclients && rc == 0; c++)
@@ -547,7 +559,7 @@ static uint64_t env_u64(const char *name, uint64_t dflt)
 }
 
 static void add_fault(run *r, int kind, int who, int64_t t0, int64_t t1,
-                      const char *note)
+                      const char *note, int64_t arg)
 {
     stress_ev *e = stress_hist_add(&r->hist);
     if (e == NULL)
@@ -557,6 +569,7 @@ static void add_fault(run *r, int kind, int who, int64_t t0, int64_t t1,
     e->proc = who;
     e->t0_us = t0;
     e->t1_us = t1;
+    e->wait_ms = arg;
     snprintf(e->name, sizeof(e->name), "%s", note);
     stress_hist_done(e, 2);
 }
@@ -575,19 +588,30 @@ static rdlt_server *any_node(servers *sv, uint64_t *rng)
 /* One step of the fault schedule. */
 static void inject(run *r, servers *sv, rdlt_child **kids, uint64_t *rng)
 {
-    unsigned kinds[8], nk = 0, k;
+    unsigned kinds[SF_LAST + 1], nk = 0, k;
     int64_t t0 = stress_now_us();
-    for (k = SF_KILLCONN; k <= SF_EXTERNAL; k++)
+    for (k = SF_KILLCONN; k <= SF_LAST; k++)
         if (r->p.faults & (1u << k))
             kinds[nk++] = k;
     if (nk == 0)
         return;
-    k = kinds[rnd(rng) % nk];
+    if (r->p.deck) {
+        if (r->ndeck == 0) {
+            for (r->ndeck = 0; r->ndeck < (int)nk; r->ndeck++) {
+                unsigned j = (unsigned)(rnd(rng) % (unsigned)(r->ndeck + 1));
+                r->deck[r->ndeck] = r->deck[j];
+                r->deck[j] = kinds[r->ndeck];
+            }
+        }
+        k = r->deck[--r->ndeck];
+    } else {
+        k = kinds[rnd(rng) % nk];
+    }
     if (k == SF_KILLCONN) {
         int n = rdlt_kill_clients(any_node(sv, rng), "rdl:");
         char note[12];
         snprintf(note, sizeof(note), "%d conns", n);
-        add_fault(r, SF_KILLCONN, -1, t0, stress_now_us(), note);
+        add_fault(r, SF_KILLCONN, -1, t0, stress_now_us(), note, 0);
     } else if (k == SF_STOP || k == SF_SIGKILL) {
         int id = (int)rnd_in(rng, 1, r->p.procs), alive = 0, i;
         for (i = 1; i <= r->p.procs; i++)
@@ -600,9 +624,9 @@ static void inject(run *r, servers *sv, rdlt_child **kids, uint64_t *rng)
             rdlt_child_signal(kids[id], SIGSTOP);
             sleep_us(ms * 1000);
             rdlt_child_signal(kids[id], SIGCONT);
-            add_fault(r, SF_STOP, id, t0, stress_now_us(), "stop");
+            add_fault(r, SF_STOP, id, t0, stress_now_us(), "stop", 0);
         } else {
-            add_fault(r, SF_SIGKILL, id, t0, t0, "kill");
+            add_fault(r, SF_SIGKILL, id, t0, t0, "kill", 0);
             r->ctl->dead[id] = 1;
             rdlt_child_signal(kids[id], SIGKILL);
         }
@@ -610,7 +634,7 @@ static void inject(run *r, servers *sv, rdlt_child **kids, uint64_t *rng)
         rdlt_server_signal(sv->main, SIGKILL);
         sleep_us(rnd_in(rng, 50, 500) * 1000);
         rdlt_server_restart(sv->main);
-        add_fault(r, SF_RESTART, -1, t0, stress_now_us(), "restart");
+        add_fault(r, SF_RESTART, -1, t0, stress_now_us(), "restart", 0);
     } else if (k == SF_FAILOVER && sv->cluster != NULL) {
         rdlt_server *m = rdlt_cluster_master_of(
             sv->cluster, (unsigned)rnd_in(rng, 0, 16383));
@@ -621,12 +645,81 @@ static void inject(run *r, servers *sv, rdlt_child **kids, uint64_t *rng)
         rr = rdlt_cmd(rep, "CLUSTER FAILOVER");
         freeReplyObject(rr);
         rdlt_cluster_wait_ok(sv->cluster, 20000);
-        add_fault(r, SF_FAILOVER, -1, t0, stress_now_us(), "failover");
-    } else if (k == SF_EXTERNAL && hooks.fault != NULL) {
+        add_fault(r, SF_FAILOVER, -1, t0, stress_now_us(), "failover", 0);
+    } else if (k >= SF_EXTERNAL && hooks.fault != NULL) {
         char note[12] = "";
-        if (hooks.fault(hooks.ctx, rng, note, sizeof(note)))
-            add_fault(r, SF_EXTERNAL, -1, t0, stress_now_us(), note);
+        int64_t arg = 0;
+        if (hooks.fault(hooks.ctx, (int)k, rng, note, sizeof(note), &arg))
+            add_fault(r, (int)k, -1, t0, stress_now_us(), note, arg);
     }
+}
+
+/* ---- the fault proxy stage ------------------------------------------------------ */
+
+static const char *proxy_url(void *ctx, int server, const char *real_url)
+{
+    (void)server;
+    (void)real_url;
+    return rdlt_proxy_url(ctx);
+}
+
+/* Drops the replies or the requests of the next 1-3 EVALSHAs (any script:
+ * acquisitions, releases, renewals, queue work), waiting until they went
+ * by or 1.5 s passed; then the rules left are cleared, so the fault ends
+ * with its entry. */
+static void proxy_drop(rdlt_proxy *px, int reply, int n)
+{
+    unsigned before = rdlt_proxy_count(px, "EVALSHA");
+    if (reply)
+        rdlt_proxy_drop_reply(px, "EVALSHA", NULL, n);
+    else
+        rdlt_proxy_drop_request(px, "EVALSHA", NULL, n);
+    (void)rdlt_proxy_wait_count(px, "EVALSHA", before + (unsigned)n, 1500);
+    rdlt_sleep_ms(100); /* commands on a closing connection count too */
+    rdlt_proxy_clear_rules(px);
+}
+
+static int proxy_fault(void *ctx, int kind, uint64_t *rng, char *note,
+                       size_t len, int64_t *arg)
+{
+    rdlt_proxy *px = ctx;
+    int n;
+    int64_t ms;
+    switch (kind) {
+    case SF_DROP_REPLY:
+    case SF_DROP_REQUEST:
+        n = (int)rnd_in(rng, 1, 3);
+        proxy_drop(px, kind == SF_DROP_REPLY, n);
+        snprintf(note, len, "%d evalsha", n);
+        return 1;
+    case SF_DELAY_SUB:
+    case SF_DELAY_CMD:
+        ms = rnd_in(rng, 50, 400); /* below the command timeout */
+        rdlt_proxy_delay(
+            px, kind == SF_DELAY_SUB ? RDLT_PROXY_SUB : RDLT_PROXY_CMD, ms);
+        sleep_us(rnd_in(rng, 1000, 2000) * 1000);
+        rdlt_proxy_delay(px, RDLT_PROXY_ALL, 0);
+        snprintf(note, len, "%s %lldms", kind == SF_DELAY_SUB ? "sub" : "cmd",
+                 (long long)ms);
+        *arg = ms;
+        return 1;
+    case SF_PROXY_RESET:
+        n = (int)rnd_in(rng, 0, 1);
+        rdlt_proxy_reset(px, n);
+        snprintf(note, len, "%s", n ? "rst" : "fin");
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Routes clients through a proxy in front of `s`, which the proxy kinds
+ * of faults act on. */
+static void proxy_hooks(stress_hooks *h, rdlt_server *s)
+{
+    h->url = proxy_url;
+    h->fault = proxy_fault;
+    h->ctx = rdlt_proxy_start(s);
 }
 
 static long long rdl_keys_left(rdlt_server *s, char *names, size_t len)
@@ -771,8 +864,14 @@ static void stress_run(const profile *prof)
         sv.main = rdlt_server_start();
         snprintf(r.url, sizeof(r.url), "%s", rdlt_server_url(sv.main));
     }
+    /* The proxy's thread starts before the fork: the workers connect to it
+     * over TCP, and only this process touches it. */
+    memset(&hooks, 0, sizeof(hooks));
+    if (r.p.proxied > 0 && sv.main != NULL)
+        proxy_hooks(&hooks, sv.main);
     if (hooks.url != NULL && hooks.url(hooks.ctx, 0, r.url) != NULL)
-        snprintf(r.url, sizeof(r.url), "%s", hooks.url(hooks.ctx, 0, r.url));
+        snprintf(r.via_url, sizeof(r.via_url), "%s",
+                 hooks.url(hooks.ctx, 0, r.url));
     for (i = 0; i < RED_SERVERS && r.p.w_red > 0; i++) {
         sv.red[i] = rdlt_server_start();
         snprintf(r.red_url[i], sizeof(r.red_url[i]), "%s",
@@ -801,7 +900,10 @@ static void stress_run(const profile *prof)
     end = stress_now_us() + (int64_t)r.p.seconds * 1000000;
     while (stress_now_us() < end &&
            !__atomic_load_n(&r.ctl->stop, __ATOMIC_SEQ_CST)) {
-        int64_t next = stress_now_us() + rnd_in(&frng, 1500, 4000) * 1000;
+        int64_t next =
+            stress_now_us() +
+            (r.p.deck ? rnd_in(&frng, 1000, 2500) : rnd_in(&frng, 1500, 4000)) *
+                1000;
         while (stress_now_us() < next && stress_now_us() < end)
             sleep_us(50000);
         if (stress_now_us() < end && r.p.faults != 0)
@@ -943,7 +1045,11 @@ static void test_stress_faults(void **state)
                  .w_write = 2,
                  .w_multi = 1,
                  .faults = F(SF_KILLCONN) | F(SF_STOP) | F(SF_SIGKILL) |
-                           F(SF_RESTART) | F(SF_EXTERNAL)};
+                           F(SF_RESTART) | F(SF_DROP_REPLY) |
+                           F(SF_DROP_REQUEST) | F(SF_DELAY_SUB) |
+                           F(SF_DELAY_CMD) | F(SF_PROXY_RESET),
+                 .proxied = 1,
+                 .deck = 1};
     (void)state;
     stress_run(&p);
 }
