@@ -60,11 +60,23 @@ static mstate *find_state(rdl__multi *m, rdl_owner_t owner)
     return NULL;
 }
 
-static void set_state(rdl_lock_t *ml, rdl_owner_t owner, uint64_t mask)
+static int64_t min_valid(const rdl__multi *m, rdl_owner_t owner, uint64_t mask);
+
+/* Records one more level of the owner's hold of the parts in mask, if
+ * every one of them is still valid for at least keep_ms (see "The grant
+ * rule"); returns 1 if recorded. The check and the record are one step
+ * under the composite's mutex: a part lost before it fails the check, and
+ * one lost after it finds the state in on_part_lost() and is reported. */
+static int grant(rdl_lock_t *ml, rdl_owner_t owner, uint64_t mask,
+                 int64_t keep_ms)
 {
     rdl__multi *m = ml->multi;
     mstate *s;
     uv_mutex_lock(&ml->mu);
+    if (min_valid(m, owner, mask) < keep_ms) {
+        uv_mutex_unlock(&ml->mu);
+        return 0;
+    }
     s = find_state(m, owner);
     if (s == NULL && m->nowners == m->cap) {
         size_t cap = m->cap ? m->cap * 2 : 2;
@@ -88,6 +100,7 @@ static void set_state(rdl_lock_t *ml, rdl_owner_t owner, uint64_t mask)
         s->drained = 0;
     }
     uv_mutex_unlock(&ml->mu);
+    return 1;
 }
 
 /* Drops one level of the owner's hold; returns the parts to release and
@@ -212,7 +225,8 @@ static int multi_take(rdl_lock_t *ml, rdl_owner_t owner, uint64_t deadline,
 {
     rdl__multi *m = ml->multi;
     int fixed = lease_ms != RDL_LEASE_AUTO;
-    int64_t keep = fixed ? RDL__MULTI_KEEP(lease_ms) : 0;
+    /* Auto leases are kept by the watchdog: still held is enough. */
+    int64_t keep = fixed ? RDL__MULTI_KEEP(lease_ms) : 1;
     size_t i;
     char text[512];
 
@@ -243,11 +257,11 @@ static int multi_take(rdl_lock_t *ml, rdl_owner_t owner, uint64_t deadline,
             mask |= (uint64_t)1 << i;
         }
         if (rc == 0) {
-            if (!fixed || min_valid(m, owner, mask) >= keep) {
-                set_state(ml, owner, mask);
+            if (grant(ml, owner, mask, keep))
                 return 0;
-            }
-            capped = 1; /* the last part came too late for the first */
+            /* The last part came too late for the first, or a part was
+             * lost meanwhile (a restart, a failover). */
+            capped = 1;
         }
         release_mask(m, owner, mask);
         if (capped && deadline != 0 && left_ms(deadline) != 0) {
@@ -391,10 +405,17 @@ static int one_call_take(rdl_lock_t *ml, rdl_owner_t owner, uint64_t deadline,
             if (waited != NULL) {
                 int rrc = rdl_lock_release_as(waited, owner);
                 (void)rrc; /* one level too many: it ends with its lease */
+                waited = NULL;
             }
             uint64_t all = m->n == 64 ? UINT64_MAX : ((uint64_t)1 << m->n) - 1;
-            set_state(ml, owner, all);
-            return 0;
+            if (grant(ml, owner, all, 1))
+                return 0;
+            /* A part was lost as soon as it was granted: start over. */
+            release_mask(m, owner, all);
+            rc = deadline == 0 ? RDL_EBUSY : RDL_ETIMEDOUT;
+            if (deadline == 0 || left_ms(deadline) == 0)
+                break;
+            continue;
         }
         if (waited != NULL) {
             int rrc = rdl_lock_release_as(waited, owner);
@@ -426,7 +447,6 @@ static int red_round(rdl_lock_t *ml, rdl_owner_t owner, int64_t lease_ms,
     rdl__multi *m = ml->multi;
     uint64_t start = rdl__now_ms(), mask = 0, elapsed;
     size_t i, ok = 0, busy = 0, at = 0;
-    int64_t valid;
 
     at += (size_t)snprintf(text, len, "redlock:");
     for (i = 0; i < m->n; i++) {
@@ -447,17 +467,8 @@ static int red_round(rdl_lock_t *ml, rdl_owner_t owner, int64_t lease_ms,
     elapsed = rdl__now_ms() - start;
     /* What is left of the lease on the part granted first, less the drift
      * allowance (inside rdl_lock_valid_ms), must be positive. */
-    valid = INT64_MAX;
-    for (i = 0; i < m->n; i++)
-        if (mask & ((uint64_t)1 << i)) {
-            int64_t v = rdl_lock_valid_ms(m->parts[i], owner);
-            if (v < valid)
-                valid = v;
-        }
-    if (ok >= m->quorum && valid > 0) {
-        set_state(ml, owner, mask);
+    if (ok >= m->quorum && grant(ml, owner, mask, 1))
         return 0;
-    }
     release_mask(m, owner, mask);
     *contended = ok + busy >= m->quorum;
     if (at < len)

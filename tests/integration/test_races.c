@@ -628,6 +628,58 @@ static void test_races_multilock_never_grants_expired_part(void **state)
     rdlt_assert_ok(rdl_lock_release_as(ml, A));
 }
 
+/* A part taken with an auto lease is lost (its key vanishes: a restart, a
+ * failover) while the multilock waits for the next part. Before: the call
+ * returned 0 with that part lost (token 0, its release RDL_ELOST), seen by
+ * the stress test after a server restart. Now the grant checks every part
+ * under the composite's lock and starts over. */
+static void test_races_multilock_part_lost_while_taking(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client_new(rdlt_server_url(s)), *co = rdlt_client(s);
+    rdl_lock_t *parts[2], *ml, *other = rdlt_lock(co, "lw-b");
+    rdlt_thread *t;
+    int64_t deadline;
+    job j;
+    (void)state;
+
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 2000, 1000));
+    rdlt_assert_ok(rdl_client_set_watchdog_ms(c, 900));
+    rdlt_assert_ok(rdl_client_connect(c));
+    parts[0] = rdlt_lock(c, "lw-a");
+    parts[1] = rdlt_lock(c, "lw-b");
+    rdlt_assert_ok(rdl_multilock_new(parts, 2, &ml));
+    rdlt_defer(free_lock, ml);
+    rdlt_assert_ok(rdl_lock_acquire_as(other, B, 0, 30000));
+    memset(&j, 0, sizeof(j));
+    j.lock = ml;
+    j.owner = A;
+    j.wait_ms = 10000;
+    j.lease_ms = RDL_LEASE_AUTO;
+    t = rdlt_thread_start(acquire_job, &j);
+    deadline = rdlt_now_ms() + 5000;
+    while (!exists(s, "rdl:lock:{lw-a}")) {
+        if (rdlt_now_ms() > deadline)
+            fail_msg("the first part was never taken");
+        rdlt_sleep_ms(1);
+    }
+    freeReplyObject(rdlt_cmd(s, "DEL rdl:lock:{lw-a}"));
+    while (rdl_lock_valid_ms(parts[0], A) > 0) { /* the watchdog saw it */
+        if (rdlt_now_ms() > deadline)
+            fail_msg("the loss of the first part was never noticed");
+        rdlt_sleep_ms(5);
+    }
+    rdlt_assert_ok(rdl_lock_release_as(other, B));
+    await_job(&j);
+    rdlt_thread_join(t);
+    rdlt_assert_ok(j.rc);
+    assert_true(rdl_lock_fencing_token(parts[0], A) > 0);
+    assert_true(rdl_lock_fencing_token(parts[1], A) > 0);
+    assert_true(rdlt_info(parts[0], A).held_by_owner);
+    assert_true(rdlt_info(parts[1], A).held_by_owner);
+    rdlt_assert_ok(rdl_lock_release_as(ml, A));
+}
+
 /* A budget that runs out while parts are taken is a timeout: the first
  * part's answer comes back (the proxy holds it) after the budget ended,
  * and the second part, held elsewhere, gets one try. Before: RDL_EBUSY. */
@@ -826,6 +878,7 @@ int main(int argc, char **argv)
         RDLT_TEST(test_races_applied_set_bounded),
         RDLT_TEST(test_races_valid_ms_mixed_reentry),
         RDLT_TEST(test_races_multilock_never_grants_expired_part),
+        RDLT_TEST(test_races_multilock_part_lost_while_taking),
         RDLT_TEST(test_races_multilock_budget_is_timeout),
         RDLT_TEST(test_races_multilock_lost_reentered_releases_all),
         RDLT_TEST(test_races_multilock_same_lock_refused),
