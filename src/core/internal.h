@@ -10,19 +10,9 @@
 #include <hiredis/hiredis.h>
 #include <uv.h>
 
-#include "rdl.h"
+#include "alloc.h"
 #include "queue.h"
-
-/* ---- alloc.c: every allocation goes through these ---------------------- */
-
-void *rdl__malloc(size_t n);
-void *rdl__calloc(size_t n, size_t size);
-void *rdl__realloc(void *p, size_t n);
-void rdl__free(void *p);
-char *rdl__strdup(const char *s);
-char *rdl__strndup(const char *s, size_t n);
-/* Test hook: the n-th allocation from now fails (n >= 1); 0 turns it off. */
-void rdl__alloc_fail_at(long n);
+#include "rdl.h"
 
 /* ---- reply.c: the one place that reads server reply strings ------------ */
 

@@ -114,6 +114,15 @@ static int send_leave(rdl__acquire *op, rdl__reply_fn fn, void *data)
                            fn, data);
 }
 
+/* Hand-offs name the new head of the queue; entries expire unless renewed. */
+static const rdl__kind_queue fair_queue = {
+    .renew_script = RDL__SCRIPT_FAIR_TOUCH,
+    .exp_key = 1,
+    .order_key = 0,
+    .send_leave = send_leave,
+    .targeted = 1,
+};
+
 static const rdl__lock_kind fair_kind = {
     .name = "fair",
     .send_try = send_try,
@@ -126,9 +135,7 @@ static const rdl__lock_kind fair_kind = {
     .parse_info = parse_info,
     .renew_script = RDL__SCRIPT_LOCK_RENEW,
     .aux_suffix = {"queue", "exp"},
-    .queue_renew_script = RDL__SCRIPT_FAIR_TOUCH,
-    .send_leave = send_leave,
-    .targeted = 1,
+    .queue = &fair_queue,
 };
 
 int rdl_fairlock_new(rdl_client_t *c, const char *name, rdl_lock_t **out)

@@ -116,7 +116,8 @@ static void wait_for_release(rdl__acquire *op, int64_t pttl_ms)
     int rc;
 
     if (!op->joined) {
-        if (op->lock->kind->targeted)
+        const rdl__kind_queue *queue = op->lock->kind->queue;
+        if (queue != NULL && queue->targeted)
             op->waiter.target = op->owner_str; /* hand-offs name the owner */
         rc =
             rdl__hub_join(op->lock->c, op->lock->channel, &op->waiter, on_wake);
@@ -203,7 +204,7 @@ static void on_try(void *data, int status, const redisReply *r)
         return;
     }
     op->unknown = 0;
-    if (res.position > 0)
+    if (res.position > 0 && lock->kind->queue != NULL)
         rdl__waitq_queued(op);
     if (op->canceled)
         complete(op, RDL_ECANCELED);

@@ -1,6 +1,7 @@
 /* Local holds: what this client knows of each owner's hold of a lock (its
  * count, token and how long it is known valid), and the glue between a
- * hold taken with RDL_LEASE_AUTO and its watchdog entry.
+ * hold taken with RDL_LEASE_AUTO and its watchdog entry. The lost callback
+ * itself is dispatched by lost.c.
  *
  * The holds array is guarded by lock->mu and read from any thread (the
  * token and validity getters); everything else runs on the loop thread.
@@ -10,7 +11,6 @@
 #include <string.h>
 
 #include "lock_int.h"
-#include "multilock/multi.h"
 
 /* A hold's watchdog entry. It holds a reference to the lock, so a lock
  * freed while held stays in memory until the watchdog lets go. */
@@ -70,46 +70,6 @@ static void on_lost(rdl__wd_hold *wh, int reason)
                     lock->name, rdl_strerror(reason));
     if (attached)
         rdl__lock_report_lost(lock, rec->owner, reason);
-}
-
-/* The lost callbacks this thread is inside of: waiting for them to end
- * would wait for itself. */
-static _Thread_local int in_lost_cb;
-
-void rdl__lock_report_lost(rdl_lock_t *lock, rdl_owner_t owner, int reason)
-{
-    rdl_lost_cb cb;
-    void *data;
-    uv_mutex_lock(&lock->mu);
-    cb = lock->lost_cb;
-    data = lock->lost_data;
-    if (cb == NULL || __atomic_load_n(&lock->freed, __ATOMIC_ACQUIRE)) {
-        uv_mutex_unlock(&lock->mu);
-        return;
-    }
-    lock->lost_busy++;
-    uv_mutex_unlock(&lock->mu);
-    /* The callback may free the lock (rdl_lock_free does not wait for the
-     * callback it is called from): the object stays until this is done. */
-    rdl__lock_ref(lock);
-    in_lost_cb++;
-    cb(lock, owner, reason, data);
-    in_lost_cb--;
-    uv_mutex_lock(&lock->mu);
-    if (--lock->lost_busy == 0)
-        uv_cond_broadcast(&lock->lost_idle);
-    uv_mutex_unlock(&lock->mu);
-    rdl__lock_unref(lock);
-}
-
-void rdl__lock_lost_quiesce(rdl_lock_t *lock)
-{
-    if (in_lost_cb > 0)
-        return;
-    uv_mutex_lock(&lock->mu);
-    while (lock->lost_busy > 0)
-        uv_cond_wait(&lock->lost_idle, &lock->mu);
-    uv_mutex_unlock(&lock->mu);
 }
 
 /* Grows the array by one hold of owner. Mutex held. */
@@ -274,17 +234,13 @@ void rdl__hold_abandon_all(rdl_lock_t *lock)
     uv_mutex_unlock(&lock->mu);
 }
 
-/* ---- public getters -------------------------------------------------------- */
+/* ---- getters (any thread) ----------------------------------------------------- */
 
-uint64_t rdl_lock_fencing_token(const rdl_lock_t *lock, rdl_owner_t owner)
+uint64_t rdl__hold_token(const rdl_lock_t *lock, rdl_owner_t owner)
 {
     rdl_lock_t *l = (rdl_lock_t *)lock; /* the mutex is not part of the value */
     rdl__hold *h;
     uint64_t token;
-    if (lock == NULL)
-        return 0;
-    if (lock->multi != NULL)
-        return rdl__multi_token(lock, owner);
     uv_mutex_lock(&l->mu);
     h = find_hold(l, owner);
     token = h != NULL && !h->lost ? h->token : 0;
@@ -292,16 +248,12 @@ uint64_t rdl_lock_fencing_token(const rdl_lock_t *lock, rdl_owner_t owner)
     return token;
 }
 
-int64_t rdl_lock_valid_ms(const rdl_lock_t *lock, rdl_owner_t owner)
+int64_t rdl__hold_valid_ms(const rdl_lock_t *lock, rdl_owner_t owner)
 {
     rdl_lock_t *l = (rdl_lock_t *)lock;
     rdl__hold *h;
     int64_t ms = 0;
     uint64_t now;
-    if (lock == NULL)
-        return 0;
-    if (lock->multi != NULL)
-        return rdl__multi_valid_ms(lock, owner);
     now = rdl__now_ms();
     uv_mutex_lock(&l->mu);
     h = find_hold(l, owner);
@@ -313,18 +265,4 @@ int64_t rdl_lock_valid_ms(const rdl_lock_t *lock, rdl_owner_t owner)
     }
     uv_mutex_unlock(&l->mu);
     return ms;
-}
-
-int rdl_lock_set_lost_cb(rdl_lock_t *lock, rdl_lost_cb cb, void *data)
-{
-    if (lock == NULL)
-        return RDL_EINVAL;
-    uv_mutex_lock(&lock->mu);
-    lock->lost_cb = cb;
-    lock->lost_data = data;
-    uv_mutex_unlock(&lock->mu);
-    /* The old callback may be running on a loop thread: it ends before
-     * this returns, so its data can be freed then. */
-    rdl__lock_lost_quiesce(lock);
-    return 0;
 }

@@ -1,11 +1,12 @@
-/* The public lock calls: construction, argument checks and the blocking
- * forms of the async operations (local holds are in hold.c). The kinds supply
- * scripts and parsers (rdl__lock_kind); waiting and retries live in acquire.c
- * and release.c. */
+/* The public lock calls: construction, argument checks, and dispatch
+ * through the lock's operations table (lock_ext.h). This file knows no
+ * kind by name: the script kinds share rdl__scripted_ops (scripted.c), a
+ * composite brings its own (src/multilock). */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "lock_int.h"
-#include "multilock/multi.h"
 
 /* ---- construction ---------------------------------------------------------- */
 
@@ -45,6 +46,7 @@ int rdl__lock_create(rdl_client_t *c, const char *name,
     lock = rdl__calloc(1, sizeof(*lock));
     if (lock == NULL)
         return RDL_ENOMEM;
+    lock->ops = &rdl__scripted_ops;
     lock->kind = kind;
     lock->refs = 1;
     lock->c = c;
@@ -88,13 +90,12 @@ void rdl_lock_free(rdl_lock_t *lock)
 {
     if (lock == NULL)
         return;
-    if (lock->multi != NULL)
-        rdl__multi_free(lock);
+    if (lock->ops->free != NULL)
+        lock->ops->free(lock);
     __atomic_store_n(&lock->freed, 1, __ATOMIC_RELEASE);
     /* A lost callback already running finishes before the caller may free
      * what it uses; none starts after this (freed is set). */
     rdl__lock_lost_quiesce(lock);
-    rdl__hold_abandon_all(lock);
     rdl__lock_unref(lock);
 }
 
@@ -139,15 +140,16 @@ static int check_durations(rdl_lock_t *lock, int64_t wait_ms, int64_t lease_ms)
     return 0;
 }
 
-/* A composite spans clients, hence loops: its calls are blocking only. */
-static int composite_async(rdl_lock_t *lock)
+/* ---- dispatch ---------------------------------------------------------------- */
+
+static int no_async(rdl_lock_t *lock)
 {
-    rdl__errmsg_set(lock->c, "multilocks and redlocks have blocking calls "
-                             "only");
+    rdl__errmsg_set(lock->c,
+                    "lock \"%.200s\" has blocking calls only (a "
+                    "multilock or redlock spans clients)",
+                    lock->name);
     return RDL_ENOTSUP;
 }
-
-/* ---- async ----------------------------------------------------------------- */
 
 int rdl_lock_acquire_async(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
                            int64_t wait_ms, int64_t lease_ms, rdl_req_cb cb)
@@ -155,25 +157,21 @@ int rdl_lock_acquire_async(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
     int rc;
     if (req == NULL || lock == NULL || cb == NULL || req->internal != NULL)
         return RDL_EINVAL;
-    if (lock->multi != NULL)
-        return composite_async(lock);
-    if ((rc = rdl__client_check_async(lock->c)) != 0 ||
-        (rc = check_durations(lock, wait_ms, lease_ms)) != 0)
+    if (lock->ops->acquire_async == NULL)
+        return no_async(lock);
+    if ((rc = check_durations(lock, wait_ms, lease_ms)) != 0)
         return rc;
-    return rdl__acquire_start(req, lock, owner, wait_ms, lease_ms, cb);
+    return lock->ops->acquire_async(req, lock, owner, wait_ms, lease_ms, cb);
 }
 
 int rdl_lock_release_async(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
                            rdl_req_cb cb)
 {
-    int rc;
     if (req == NULL || lock == NULL || cb == NULL || req->internal != NULL)
         return RDL_EINVAL;
-    if (lock->multi != NULL)
-        return composite_async(lock);
-    if ((rc = rdl__client_check_async(lock->c)) != 0)
-        return rc;
-    return rdl__release_start(req, lock, owner, cb);
+    if (lock->ops->release_async == NULL)
+        return no_async(lock);
+    return lock->ops->release_async(req, lock, owner, cb);
 }
 
 int rdl_req_cancel(rdl_req_t *req)
@@ -185,68 +183,15 @@ int rdl_req_cancel(rdl_req_t *req)
     return op->cancel(op);
 }
 
-/* ---- blocking -------------------------------------------------------------- */
-
-typedef struct lock_call {
-    rdl__sync sync;
-    rdl_req_t req;
-    rdl_lock_t *lock;
-    rdl_owner_t owner;
-    int64_t wait_ms;
-    int64_t lease_ms;
-    rdl_lock_info_t *info;
-    char reqid[64];      /* force release: its request id */
-    uint64_t first_sent; /* force release: when it was first sent */
-    int unknown;
-} lock_call;
-
-static void on_req_done(rdl_req_t *req, int status)
-{
-    lock_call *k = req->data;
-    rdl__sync_done(&k->sync, status);
-}
-
-static void start_acquire(rdl__sync *s)
-{
-    lock_call *k = RDL_CONTAINER_OF(s, lock_call, sync);
-    int rc = rdl__acquire_start(&k->req, k->lock, k->owner, k->wait_ms,
-                                k->lease_ms, on_req_done);
-    if (rc != 0)
-        rdl__sync_done(s, rc);
-}
-
-static void start_release(rdl__sync *s)
-{
-    lock_call *k = RDL_CONTAINER_OF(s, lock_call, sync);
-    int rc = rdl__release_start(&k->req, k->lock, k->owner, on_req_done);
-    if (rc != 0)
-        rdl__sync_done(s, rc);
-}
-
-static int call(rdl_lock_t *lock, lock_call *k, void (*start)(rdl__sync *))
-{
-    k->lock = lock;
-    k->req.data = k;
-    k->sync.start = start;
-    return rdl__sync_call(lock->c, &k->sync);
-}
-
 int rdl_lock_acquire_as(rdl_lock_t *lock, rdl_owner_t owner, int64_t wait_ms,
                         int64_t lease_ms)
 {
-    lock_call k;
     int rc;
     if (lock == NULL)
         return RDL_EINVAL;
     if ((rc = check_durations(lock, wait_ms, lease_ms)) != 0)
         return rc;
-    if (lock->multi != NULL)
-        return rdl__multi_acquire(lock, owner, wait_ms, lease_ms);
-    memset(&k, 0, sizeof(k));
-    k.owner = owner;
-    k.wait_ms = wait_ms;
-    k.lease_ms = lease_ms;
-    return call(lock, &k, start_acquire);
+    return lock->ops->acquire(lock, owner, wait_ms, lease_ms);
 }
 
 int rdl_lock_acquire(rdl_lock_t *lock, int64_t wait_ms, int64_t lease_ms)
@@ -256,14 +201,9 @@ int rdl_lock_acquire(rdl_lock_t *lock, int64_t wait_ms, int64_t lease_ms)
 
 int rdl_lock_release_as(rdl_lock_t *lock, rdl_owner_t owner)
 {
-    lock_call k;
     if (lock == NULL)
         return RDL_EINVAL;
-    if (lock->multi != NULL)
-        return rdl__multi_release(lock, owner);
-    memset(&k, 0, sizeof(k));
-    k.owner = owner;
-    return call(lock, &k, start_release);
+    return lock->ops->release(lock, owner);
 }
 
 int rdl_lock_release(rdl_lock_t *lock)
@@ -271,90 +211,102 @@ int rdl_lock_release(rdl_lock_t *lock)
     return rdl_lock_release_as(lock, rdl_owner_self());
 }
 
-/* Force release and info are single script calls; an unknown outcome is
- * retried (both are safe to repeat). */
-
-static void on_force(void *data, int status, const redisReply *r);
-static void on_info(void *data, int status, const redisReply *r);
-
-static void start_force(rdl__sync *s)
-{
-    lock_call *k = RDL_CONTAINER_OF(s, lock_call, sync);
-    int rc;
-    if (k->reqid[0] == '\0') {
-        rdl__client_reqid(k->lock->c, k->reqid);
-        k->first_sent = rdl__now_ms();
-    }
-    rc = k->lock->kind->send_force(k->lock, k->reqid, on_force, k);
-    if (rc != 0) /* a retry not sent leaves the first outcome unknown */
-        rdl__sync_done(s, k->unknown > 0 ? RDL_ECONNLOST : rc);
-}
-
-static void on_force(void *data, int status, const redisReply *r)
-{
-    lock_call *k = data;
-    /* The same request id: the script answers a retry of an applied force
-     * release as it answered the first, and frees nothing more. */
-    if (rdl__outcome_unknown(status) && k->unknown < RDL__UNKNOWN_RETRIES &&
-        rdl__retry_in_window(k->lock->c, k->first_sent)) {
-        k->unknown++;
-        start_force(&k->sync);
-        return;
-    }
-    if (status == 0)
-        status = k->lock->kind->parse_force(r);
-    if (status == 0)
-        rdl__hold_clear(k->lock);
-    else if (status == RDL_ENOTHELD)
-        rdl__errmsg_set(k->lock->c, "lock \"%.200s\" was not held",
-                        k->lock->name);
-    rdl__sync_done(&k->sync, status);
-}
-
 int rdl_lock_force_release(rdl_lock_t *lock)
 {
-    lock_call k;
     if (lock == NULL)
         return RDL_EINVAL;
-    if (lock->multi != NULL)
-        return rdl__multi_force_release(lock);
-    memset(&k, 0, sizeof(k));
-    return call(lock, &k, start_force);
-}
-
-static void start_info(rdl__sync *s)
-{
-    lock_call *k = RDL_CONTAINER_OF(s, lock_call, sync);
-    char owner[64];
-    int rc;
-    rdl__client_owner(k->lock->c, k->owner, owner);
-    rc = k->lock->kind->send_info(k->lock, owner, on_info, k);
-    if (rc != 0)
-        rdl__sync_done(s, rc);
-}
-
-static void on_info(void *data, int status, const redisReply *r)
-{
-    lock_call *k = data;
-    if (rdl__outcome_unknown(status) && k->unknown++ < RDL__UNKNOWN_RETRIES) {
-        start_info(&k->sync);
-        return;
-    }
-    if (status == 0)
-        status = k->lock->kind->parse_info(r, k->info);
-    rdl__sync_done(&k->sync, status);
+    return lock->ops->force_release(lock);
 }
 
 int rdl_lock_info(rdl_lock_t *lock, rdl_owner_t owner, rdl_lock_info_t *out)
 {
-    lock_call k;
     if (lock == NULL || out == NULL)
         return RDL_EINVAL;
-    if (lock->multi != NULL)
-        return rdl__multi_info(lock, owner, out);
-    memset(&k, 0, sizeof(k));
-    memset(out, 0, sizeof(*out));
-    k.owner = owner;
-    k.info = out;
-    return call(lock, &k, start_info);
+    return lock->ops->info(lock, owner, out);
+}
+
+uint64_t rdl_lock_fencing_token(const rdl_lock_t *lock, rdl_owner_t owner)
+{
+    return lock != NULL ? lock->ops->token(lock, owner) : 0;
+}
+
+int64_t rdl_lock_valid_ms(const rdl_lock_t *lock, rdl_owner_t owner)
+{
+    return lock != NULL ? lock->ops->valid_ms(lock, owner) : 0;
+}
+
+/* ---- the extension interface (lock_ext.h) ---------------------------------- */
+
+int rdl__lock_new_ext(rdl_client_t *c, const char *name,
+                      const rdl__lock_ops *ops, void *impl, rdl_lock_t **out)
+{
+    rdl_lock_t *lock = rdl__calloc(1, sizeof(*lock));
+    if (lock == NULL)
+        return RDL_ENOMEM;
+    lock->name = rdl__strdup(name);
+    if (lock->name == NULL || rdl__lock_sync_init(lock) != 0) {
+        rdl__free(lock->name);
+        rdl__free(lock);
+        return RDL_ENOMEM;
+    }
+    lock->ops = ops;
+    lock->impl = impl;
+    lock->c = c;
+    lock->refs = 1;
+    *out = lock;
+    return 0;
+}
+
+void *rdl__lock_impl(const rdl_lock_t *lock)
+{
+    return lock->impl;
+}
+
+int rdl__lock_is_ext(const rdl_lock_t *lock)
+{
+    return lock->ops != &rdl__scripted_ops;
+}
+
+rdl_client_t *rdl__lock_client(const rdl_lock_t *lock)
+{
+    return lock->c;
+}
+
+void rdl__lock_say(const rdl_lock_t *lock, const char *fmt, ...)
+{
+    char text[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    rdl__errmsg_set(lock->c, "%s", text);
+}
+
+int rdl__lock_order(const rdl_lock_t *x, const rdl_lock_t *y)
+{
+    int d;
+    if ((d = strcmp(x->kind->name, y->kind->name)) != 0)
+        return d;
+    if ((d = strcmp(x->key_hold, y->key_hold)) != 0)
+        return d;
+    if ((d = strcmp(x->c->url.host, y->c->url.host)) != 0)
+        return d;
+    return (x->c->url.port > y->c->url.port) -
+           (x->c->url.port < y->c->url.port);
+}
+
+int rdl__lock_same(const rdl_lock_t *a, const rdl_lock_t *b)
+{
+    if (strcmp(a->kind->name, b->kind->name) != 0 ||
+        strcmp(a->key_hold, b->key_hold) != 0)
+        return 0;
+    if (a->c == b->c)
+        return 1;
+    return a->c->url.port == b->c->url.port && a->c->url.db == b->c->url.db &&
+           strcmp(a->c->url.host, b->c->url.host) == 0;
+}
+
+void rdl__lock_server(const rdl_lock_t *lock, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s:%d", lock->c->url.host, lock->c->url.port);
 }

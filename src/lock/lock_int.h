@@ -5,6 +5,7 @@
 #define RDL_LOCK_INT_H
 
 #include "core/internal.h"
+#include "lock_ext.h"
 #include "watchdog/watchdog.h"
 
 /* How long the fence key of a name outlives its last hold. Tokens stay
@@ -47,8 +48,22 @@ typedef struct rdl__try {
 typedef struct rdl__acquire rdl__acquire;
 typedef struct rdl__release rdl__release;
 
-/* What a lock kind provides. Every send_* returns 0 or a negative code (then
- * fn is not called); every parse_* returns 0 or a negative code. */
+/* The wait queue of a kind whose waiters queue in Redis (the fair lock,
+ * the write side of a read-write lock): a waiter's entry there expires
+ * unless the watchdog renews it (waitq.c). */
+typedef struct rdl__kind_queue {
+    int renew_script; /* keeps entries alive; KEYS in pairs (fair_touch) */
+    int exp_key;      /* key_aux[] index of the set of entry expiries */
+    int order_key;    /* key_aux[] index of the set giving the order (may
+                         be exp_key: one set does both) */
+    /* Takes the owner of `op` out of the queue (a waiter gave up). */
+    int (*send_leave)(rdl__acquire *op, rdl__reply_fn fn, void *data);
+    int targeted; /* hand-offs name the waiter they are for */
+} rdl__kind_queue;
+
+/* What a lock kind that runs scripts provides. Every send_* returns 0 or a
+ * negative code (then fn is not called); every parse_* returns 0 or a
+ * negative code. */
 typedef struct rdl__lock_kind {
     const char *name; /* key segment, e.g. "lock" */
     int (*send_try)(rdl__acquire *op, rdl__reply_fn fn);
@@ -70,16 +85,11 @@ typedef struct rdl__lock_kind {
     int renew_script;
     const char *member_prefix;
 
-    /* Kinds with a wait queue (the fair lock); zero for the others. */
-    const char *aux_suffix[2]; /* extra keys of a lock: key_aux[i] */
-    int queue_renew_script;    /* keeps a waiter's queue entry alive */
-    /* Takes the owner of `op` out of the queue (a waiter gave up). */
-    int (*send_leave)(rdl__acquire *op, rdl__reply_fn fn, void *data);
-    int targeted; /* release messages name the waiter they are for */
+    const char *aux_suffix[2]; /* extra keys of a lock: key_aux[i], or NULL */
+    const rdl__kind_queue *queue; /* NULL: waiters do not queue in Redis */
 } rdl__lock_kind;
 
 typedef struct rdl__auto rdl__auto;
-typedef struct rdl__multi rdl__multi;
 
 /* What this client knows of one owner's hold. */
 typedef struct rdl__hold {
@@ -92,18 +102,19 @@ typedef struct rdl__hold {
 } rdl__hold;
 
 struct rdl_lock_s {
-    const rdl__lock_kind *kind;
+    const rdl__lock_ops *ops;   /* what the lock does (lock_ext.h) */
+    const rdl__lock_kind *kind; /* script kinds: their scripts; else NULL */
+    void *impl;                 /* other kinds: their state */
     rdl_client_t *c;
     char *name;
     char *key_hold;
     char *key_fence;
     char *channel;
-    char *key_aux[2];  /* kind-specific keys (rdl__lock_kind.aux_suffix) */
-    rdl__multi *multi; /* a MultiLock/RedLock (src/multilock): kind NULL */
-    unsigned flags;    /* kind-specific (read-write lock: writers first) */
-    int refs;          /* atomic; see rdl__lock_ref() */
-    int freed;         /* atomic; rdl_lock_free() was called */
-    uv_mutex_t mu;     /* guards holds and the lost callback */
+    char *key_aux[2]; /* kind-specific keys (rdl__lock_kind.aux_suffix) */
+    unsigned flags;   /* kind-specific (read-write lock: writers first) */
+    int refs;         /* atomic; see rdl__lock_ref() */
+    int freed;        /* atomic; rdl_lock_free() was called */
+    uv_mutex_t mu;    /* guards holds and the lost callback */
     rdl_lost_cb lost_cb;
     void *lost_data;
     int lost_busy;       /* calls of lost_cb in progress (under mu) */
@@ -193,6 +204,13 @@ int rdl__hold_released(rdl_lock_t *lock, rdl_owner_t owner, int remaining);
 void rdl__hold_clear(rdl_lock_t *lock);
 /* Any thread: rdl_lock_free(); renewals stop, holds expire by lease. */
 void rdl__hold_abandon_all(rdl_lock_t *lock);
+/* Any thread: the owner's token and known validity (the script kinds'
+ * rdl_lock_fencing_token() and rdl_lock_valid_ms()). */
+uint64_t rdl__hold_token(const rdl_lock_t *lock, rdl_owner_t owner);
+int64_t rdl__hold_valid_ms(const rdl_lock_t *lock, rdl_owner_t owner);
+
+/* scripted.c: the operations of the script kinds. */
+extern const rdl__lock_ops rdl__scripted_ops;
 
 /* 1 for failures after which the command may or may not have run. */
 static inline int rdl__outcome_unknown(int status)
@@ -226,12 +244,9 @@ void rdl__lock_unref(rdl_lock_t *lock);
  * RDL_ENOMEM. Destroyed with the object. */
 int rdl__lock_sync_init(rdl_lock_t *lock);
 
-/* hold.c: calls the lock's lost callback, unless none is set or the lock
- * was freed, in a way that rdl_lock_set_lost_cb() and rdl_lock_free() can
- * wait for: once they return, no call of the old callback is running. */
-void rdl__lock_report_lost(rdl_lock_t *lock, rdl_owner_t owner, int reason);
-/* Any thread: waits until no call of the lost callback is running (unless
- * the caller is inside one). */
+/* lost.c: the lost callback (rdl__lock_report_lost() is in lock_ext.h).
+ * Any thread: waits until no call of it is running (unless the caller is
+ * inside one). */
 void rdl__lock_lost_quiesce(rdl_lock_t *lock);
 
 /* lock.c: creates a lock of the given kind (used by every constructor). */

@@ -51,12 +51,12 @@ void rdl__waitq_queued(rdl__acquire *op)
     q->lock = lock;
     q->op = op;
     memcpy(q->member, op->owner_str, sizeof(q->member));
-    q->wd.script = lock->kind->queue_renew_script;
+    q->wd.script = lock->kind->queue->renew_script;
     q->wd.lease_ms = rdl__queue_lease_ms(op->c);
-    q->wd.key = lock->key_aux[1];
-    /* The queue's other set, if it has one, lives as long as its entries:
-     * renewals keep its TTL too (fair_touch). */
-    q->wd.key2 = lock->key_aux[0] != NULL ? lock->key_aux[0] : lock->key_aux[1];
+    q->wd.key = lock->key_aux[lock->kind->queue->exp_key];
+    /* The order set lives as long as its entries: renewals keep its TTL
+     * too (fair_touch). */
+    q->wd.key2 = lock->key_aux[lock->kind->queue->order_key];
     q->wd.member = q->member;
     q->wd.lost = on_entry_lost;
     q->wd.done = on_entry_done;
@@ -84,10 +84,10 @@ void rdl__waitq_end(rdl__acquire *op, int status)
         op->qentry = NULL;
     }
     /* Acquired: the acquire script took the owner out of the queue. */
-    if (status == 0 || !op->queued || lock->kind->send_leave == NULL)
+    if (status == 0 || !op->queued || lock->kind->queue == NULL)
         return;
     op->queued = 0;
     rdl__lock_ref(lock);
-    if (lock->kind->send_leave(op, on_left, lock) != 0)
+    if (lock->kind->queue->send_leave(op, on_left, lock) != 0)
         rdl__lock_unref(lock);
 }

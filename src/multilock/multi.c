@@ -21,6 +21,10 @@
  * lease (less a drift allowance); otherwise it releases what it got at
  * once, sleeps a random while and tries again until the budget is spent.
  *
+ * A composite is a lock kind of its own: it implements the lock layer's
+ * operations table on the public calls of its parts plus the extension
+ * interface (lock/lock_ext.h), and sees nothing else of that layer.
+ *
  * Blocking calls only: a composite spans clients, hence loops, so its async
  * calls return RDL_ENOTSUP. All calls run on the caller's thread. */
 #include <stdio.h>
@@ -28,8 +32,17 @@
 #include <string.h>
 
 #include <sodium.h>
+#include <uv.h>
 
-#include "multi.h"
+#include "core/alloc.h"
+#include "lock/lock_ext.h"
+
+/* At most this many parts (a part's membership is a bit of a mask). */
+#define MULTI_MAX 64
+
+/* A composite with a fixed lease is granted only while every part has at
+ * least this much of it left ("The grant rule" above). */
+#define MULTI_KEEP(lease_ms) ((lease_ms) / 2)
 
 /* What the composite knows of one owner's hold. */
 typedef struct mstate {
@@ -40,14 +53,25 @@ typedef struct mstate {
     int drained;    /* lost, and every level of its parts was given back */
 } mstate;
 
-struct rdl__multi {
+typedef struct rdl__multi {
     int redlock;
     int one_call;     /* plain locks of one slot on one client: one script */
     size_t n, quorum; /* quorum: n for a multilock, n/2+1 for a redlock */
     rdl_lock_t **parts;
-    mstate *owners; /* guarded by the composite's mu */
+    uv_mutex_t mu;  /* guards the owners' states */
+    mstate *owners; /* guarded by mu */
     size_t nowners, cap;
-};
+} rdl__multi;
+
+static rdl__multi *multi_of(const rdl_lock_t *ml)
+{
+    return rdl__lock_impl(ml);
+}
+
+static uint64_t now_ms(void)
+{
+    return uv_hrtime() / 1000000;
+}
 
 /* ---- owner state (composite mutex held) ----------------------------------- */
 
@@ -70,11 +94,11 @@ static int64_t min_valid(const rdl__multi *m, rdl_owner_t owner, uint64_t mask);
 static int grant(rdl_lock_t *ml, rdl_owner_t owner, uint64_t mask,
                  int64_t keep_ms)
 {
-    rdl__multi *m = ml->multi;
+    rdl__multi *m = multi_of(ml);
     mstate *s;
-    uv_mutex_lock(&ml->mu);
+    uv_mutex_lock(&m->mu);
     if (min_valid(m, owner, mask) < keep_ms) {
-        uv_mutex_unlock(&ml->mu);
+        uv_mutex_unlock(&m->mu);
         return 0;
     }
     s = find_state(m, owner);
@@ -99,7 +123,7 @@ static int grant(rdl_lock_t *ml, rdl_owner_t owner, uint64_t mask,
         s->lost = 0;
         s->drained = 0;
     }
-    uv_mutex_unlock(&ml->mu);
+    uv_mutex_unlock(&m->mu);
     return 1;
 }
 
@@ -112,12 +136,12 @@ static int grant(rdl_lock_t *ml, rdl_owner_t owner, uint64_t mask,
 static uint64_t take_state(rdl_lock_t *ml, rdl_owner_t owner, int *lost,
                            uint32_t *levels)
 {
-    rdl__multi *m = ml->multi;
+    rdl__multi *m = multi_of(ml);
     mstate *s;
     uint64_t mask = 0;
     *lost = 0;
     *levels = 1;
-    uv_mutex_lock(&ml->mu);
+    uv_mutex_lock(&m->mu);
     s = find_state(m, owner);
     if (s != NULL) {
         *lost = s->lost;
@@ -131,7 +155,7 @@ static uint64_t take_state(rdl_lock_t *ml, rdl_owner_t owner, int *lost,
         if (--s->count == 0)
             *s = m->owners[--m->nowners];
     }
-    uv_mutex_unlock(&ml->mu);
+    uv_mutex_unlock(&m->mu);
     return mask;
 }
 
@@ -149,12 +173,12 @@ static void on_part_lost(rdl_lock_t *part, rdl_owner_t owner, int reason,
                          void *data)
 {
     rdl_lock_t *ml = data;
-    rdl__multi *m = ml->multi;
+    rdl__multi *m = multi_of(ml);
     int report = 0;
     mstate *s;
     size_t i;
 
-    uv_mutex_lock(&ml->mu);
+    uv_mutex_lock(&m->mu);
     s = find_state(m, owner);
     for (i = 0; s != NULL && i < m->n; i++) {
         if (m->parts[i] != part || !(s->mask & ((uint64_t)1 << i)))
@@ -165,7 +189,7 @@ static void on_part_lost(rdl_lock_t *part, rdl_owner_t owner, int reason,
             report = 1;
         }
     }
-    uv_mutex_unlock(&ml->mu);
+    uv_mutex_unlock(&m->mu);
     if (report)
         rdl__lock_report_lost(ml, owner, reason);
 }
@@ -177,14 +201,14 @@ static void on_part_lost(rdl_lock_t *part, rdl_owner_t owner, int reason,
  * kept per thread for one client at a time.) */
 static void say(rdl_lock_t *ml, const char *text)
 {
-    rdl__errmsg_set(ml->c, "%s", text);
+    rdl__lock_say(ml, "%s", text);
 }
 
 /* ---- acquire ----------------------------------------------------------------- */
 
 static int64_t left_ms(uint64_t deadline)
 {
-    uint64_t now = rdl__now_ms();
+    uint64_t now = now_ms();
     if (deadline == UINT64_MAX)
         return RDL_WAIT_FOREVER;
     return deadline > now ? (int64_t)(deadline - now) : 0;
@@ -223,10 +247,10 @@ static int wait_failed(uint64_t deadline, int rc)
 static int multi_take(rdl_lock_t *ml, rdl_owner_t owner, uint64_t deadline,
                       int64_t lease_ms)
 {
-    rdl__multi *m = ml->multi;
+    rdl__multi *m = multi_of(ml);
     int fixed = lease_ms != RDL_LEASE_AUTO;
     /* Auto leases are kept by the watchdog: still held is enough. */
-    int64_t keep = fixed ? RDL__MULTI_KEEP(lease_ms) : 1;
+    int64_t keep = fixed ? MULTI_KEEP(lease_ms) : 1;
     size_t i;
     char text[512];
 
@@ -285,122 +309,20 @@ static int multi_take(rdl_lock_t *ml, rdl_owner_t owner, uint64_t deadline,
 
 /* ---- the one-call path ---------------------------------------------------- */
 
-/* One try of lock_acquire_multi, run on the client's loop thread. */
-typedef struct multi_try {
-    rdl__sync sync;
-    rdl_lock_t *ml;
-    rdl_owner_t owner;
-    int64_t lease_ms;
-    int auto_lease;
-    char owner_str[64];
-    char reqid[64];
-    uint64_t sent_at;
-    int unknown;
-    size_t busy; /* reply: 1-based index of the part held elsewhere */
-    int64_t pttl;
-} multi_try;
-
-static void send_multi_try(rdl__sync *s);
-
-static void on_multi_try(void *data, int status, const redisReply *r)
-{
-    multi_try *t = data;
-    rdl__multi *m = t->ml->multi;
-    size_t i;
-
-    if (rdl__outcome_unknown(status) && t->unknown++ < RDL__UNKNOWN_RETRIES) {
-        send_multi_try(&t->sync); /* same request id: applied once */
-        return;
-    }
-    if (status == 0 &&
-        (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
-         r->element[0]->type != REDIS_REPLY_INTEGER))
-        status = RDL_EPROTO;
-    if (status == 0 && r->element[0]->integer == 0) {
-        if (r->elements != 3)
-            status = RDL_EPROTO;
-        else {
-            t->pttl = r->element[1]->integer;
-            t->busy = (size_t)r->element[2]->integer;
-            status = t->busy >= 1 && t->busy <= m->n ? RDL_EBUSY : RDL_EPROTO;
-        }
-    } else if (status == 0 && r->elements != 1 + 2 * m->n) {
-        status = RDL_EPROTO;
-    }
-    /* Granted: record every part's hold (and register auto ones with the
-     * watchdog) before the caller hears of it. */
-    for (i = 0; status == 0 && i < m->n; i++) {
-        const redisReply *tok = r->element[1 + 2 * i];
-        const redisReply *cnt = r->element[2 + 2 * i];
-        if (tok->type != REDIS_REPLY_INTEGER ||
-            cnt->type != REDIS_REPLY_INTEGER)
-            status = RDL_EPROTO;
-        else
-            status = rdl__hold_granted(
-                m->parts[i], t->owner, (uint64_t)tok->integer,
-                (uint32_t)cnt->integer, t->sent_at, t->lease_ms, t->auto_lease);
-    }
-    rdl__sync_done(&t->sync, status);
-}
-
-static void send_multi_try(rdl__sync *s)
-{
-    multi_try *t = RDL_CONTAINER_OF(s, multi_try, sync);
-    rdl__multi *m = t->ml->multi;
-    rdl_client_t *c = m->parts[0]->c;
-    const char *keys[2 * RDL__MULTI_MAX];
-    const char *args[4];
-    char lease[24], keep[24];
-    size_t i;
-    int rc;
-
-    for (i = 0; i < m->n; i++) {
-        keys[i] = m->parts[i]->key_hold;
-        keys[m->n + i] = m->parts[i]->key_fence;
-    }
-    snprintf(lease, sizeof(lease), "%lld", (long long)t->lease_ms);
-    snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
-    args[0] = t->owner_str;
-    args[1] = lease;
-    args[2] = t->reqid;
-    args[3] = keep;
-    if (t->unknown == 0)
-        t->sent_at = rdl__now_ms();
-    rc = rdl__script_run(c, RDL__SCRIPT_LOCK_ACQUIRE_MULTI, (int)(2 * m->n),
-                         keys, 4, args, on_multi_try, t);
-    if (rc != 0) /* a retry not sent leaves the first outcome unknown */
-        rdl__sync_done(s, t->unknown > 0 ? RDL_ECONNLOST : rc);
-}
-
-static void start_multi_try(rdl__sync *s)
-{
-    multi_try *t = RDL_CONTAINER_OF(s, multi_try, sync);
-    rdl_client_t *c = t->ml->multi->parts[0]->c;
-    rdl__client_owner(c, t->owner, t->owner_str);
-    rdl__client_reqid(c, t->reqid);
-    send_multi_try(s);
-}
-
 /* Takes every part in one script call. While a part is held elsewhere,
  * waits for that part alone (pub/sub, as any waiter), then tries the whole
  * set again with that part re-entered, and gives the extra level back. */
 static int one_call_take(rdl_lock_t *ml, rdl_owner_t owner, uint64_t deadline,
                          int64_t lease_ms)
 {
-    rdl__multi *m = ml->multi;
+    rdl__multi *m = multi_of(ml);
     rdl_lock_t *waited = NULL;
     char text[512];
     int rc;
 
     for (;;) {
-        multi_try t;
-        memset(&t, 0, sizeof(t));
-        t.ml = ml;
-        t.owner = owner;
-        t.auto_lease = lease_ms == RDL_LEASE_AUTO;
-        t.lease_ms = t.auto_lease ? m->parts[0]->c->watchdog_ms : lease_ms;
-        t.sync.start = start_multi_try;
-        rc = rdl__sync_call(m->parts[0]->c, &t.sync);
+        size_t busy = 0;
+        rc = rdl__lock_set_acquire(m->parts, m->n, owner, lease_ms, &busy);
         if (rc == 0) {
             if (waited != NULL) {
                 int rrc = rdl_lock_release_as(waited, owner);
@@ -425,7 +347,7 @@ static int one_call_take(rdl_lock_t *ml, rdl_owner_t owner, uint64_t deadline,
         if (rc != RDL_EBUSY || deadline == 0)
             break;
         /* Wait for the busy part alone, holding nothing else. */
-        waited = m->parts[t.busy - 1];
+        waited = m->parts[busy];
         rc = rdl_lock_acquire_as(waited, owner, left_ms(deadline), lease_ms);
         if (rc != 0) {
             waited = NULL;
@@ -444,8 +366,8 @@ static int one_call_take(rdl_lock_t *ml, rdl_owner_t owner, uint64_t deadline,
 static int red_round(rdl_lock_t *ml, rdl_owner_t owner, int64_t lease_ms,
                      int *contended, char *text, size_t len)
 {
-    rdl__multi *m = ml->multi;
-    uint64_t start = rdl__now_ms(), mask = 0, elapsed;
+    rdl__multi *m = multi_of(ml);
+    uint64_t start = now_ms(), mask = 0, elapsed;
     size_t i, ok = 0, busy = 0, at = 0;
 
     at += (size_t)snprintf(text, len, "redlock:");
@@ -457,14 +379,15 @@ static int red_round(rdl_lock_t *ml, rdl_owner_t owner, int64_t lease_ms,
         } else if (rc == RDL_EBUSY) {
             busy++;
         }
-        if (at < len)
-            at += (size_t)snprintf(text + at, len - at, " %s:%d %s%s",
-                                   m->parts[i]->c->url.host,
-                                   m->parts[i]->c->url.port,
+        if (at < len) {
+            char server[300];
+            rdl__lock_server(m->parts[i], server, sizeof(server));
+            at += (size_t)snprintf(text + at, len - at, " %s %s%s", server,
                                    rc == 0 ? "granted" : rdl_err_name(rc),
                                    i + 1 < m->n ? "," : "");
+        }
     }
-    elapsed = rdl__now_ms() - start;
+    elapsed = now_ms() - start;
     /* What is left of the lease on the part granted first, less the drift
      * allowance (inside rdl_lock_valid_ms), must be positive. */
     if (ok >= m->quorum && grant(ml, owner, mask, 1))
@@ -507,10 +430,10 @@ static int red_take(rdl_lock_t *ml, rdl_owner_t owner, uint64_t deadline,
     return RDL_ENOQUORUM;
 }
 
-int rdl__multi_acquire(rdl_lock_t *ml, rdl_owner_t owner, int64_t wait_ms,
-                       int64_t lease_ms)
+static int multi_acquire(rdl_lock_t *ml, rdl_owner_t owner, int64_t wait_ms,
+                         int64_t lease_ms)
 {
-    uint64_t now = rdl__now_ms(), deadline;
+    uint64_t now = now_ms(), deadline;
     if (wait_ms == 0)
         deadline = 0; /* one try per part */
     else if (wait_ms == RDL_WAIT_FOREVER ||
@@ -518,18 +441,18 @@ int rdl__multi_acquire(rdl_lock_t *ml, rdl_owner_t owner, int64_t wait_ms,
         deadline = UINT64_MAX;
     else
         deadline = now + (uint64_t)wait_ms;
-    if (ml->multi->redlock)
+    if (multi_of(ml)->redlock)
         return red_take(ml, owner, deadline, lease_ms);
-    if (ml->multi->one_call)
+    if (multi_of(ml)->one_call)
         return one_call_take(ml, owner, deadline, lease_ms);
     return multi_take(ml, owner, deadline, lease_ms);
 }
 
 /* ---- release and the rest ---------------------------------------------------- */
 
-int rdl__multi_release(rdl_lock_t *ml, rdl_owner_t owner)
+static int multi_release(rdl_lock_t *ml, rdl_owner_t owner)
 {
-    rdl__multi *m = ml->multi;
+    rdl__multi *m = multi_of(ml);
     int lost, first = 0;
     uint32_t levels, l;
     uint64_t mask = take_state(ml, owner, &lost, &levels);
@@ -556,9 +479,9 @@ int rdl__multi_release(rdl_lock_t *ml, rdl_owner_t owner)
     return lost ? RDL_ELOST : first;
 }
 
-int rdl__multi_force_release(rdl_lock_t *ml)
+static int multi_force_release(rdl_lock_t *ml)
 {
-    rdl__multi *m = ml->multi;
+    rdl__multi *m = multi_of(ml);
     size_t i, freed = 0;
     int first = 0;
     for (i = 0; i < m->n; i++) {
@@ -568,17 +491,17 @@ int rdl__multi_force_release(rdl_lock_t *ml)
         else if (rc != RDL_ENOTHELD && first == 0)
             first = rc;
     }
-    uv_mutex_lock(&ml->mu);
+    uv_mutex_lock(&m->mu);
     m->nowners = 0;
-    uv_mutex_unlock(&ml->mu);
+    uv_mutex_unlock(&m->mu);
     if (first != 0)
         return first;
     return freed > 0 ? 0 : RDL_ENOTHELD;
 }
 
-int rdl__multi_info(rdl_lock_t *ml, rdl_owner_t owner, rdl_lock_info_t *out)
+static int multi_info(rdl_lock_t *ml, rdl_owner_t owner, rdl_lock_info_t *out)
 {
-    rdl__multi *m = ml->multi;
+    rdl__multi *m = multi_of(ml);
     size_t i, held = 0;
     uint32_t count = UINT32_MAX;
     memset(out, 0, sizeof(*out));
@@ -611,9 +534,9 @@ int rdl__multi_info(rdl_lock_t *ml, rdl_owner_t owner, rdl_lock_info_t *out)
     return 0;
 }
 
-uint64_t rdl__multi_token(const rdl_lock_t *ml, rdl_owner_t owner)
+static uint64_t multi_token(const rdl_lock_t *ml, rdl_owner_t owner)
 {
-    rdl__multi *m = ml->multi;
+    rdl__multi *m = multi_of(ml);
     uint64_t best = 0, t;
     size_t i;
     for (i = 0; i < m->n; i++)
@@ -628,10 +551,10 @@ static int cmp_desc(const void *a, const void *b)
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
-int64_t rdl__multi_valid_ms(const rdl_lock_t *ml, rdl_owner_t owner)
+static int64_t multi_valid_ms(const rdl_lock_t *ml, rdl_owner_t owner)
 {
-    rdl__multi *m = ml->multi;
-    int64_t v[RDL__MULTI_MAX];
+    rdl__multi *m = multi_of(ml);
+    int64_t v[MULTI_MAX];
     size_t i;
     for (i = 0; i < m->n; i++)
         v[i] = rdl_lock_valid_ms(m->parts[i], owner);
@@ -643,9 +566,9 @@ int64_t rdl__multi_valid_ms(const rdl_lock_t *ml, rdl_owner_t owner)
 uint64_t rdl_multilock_part_token(const rdl_lock_t *ml, rdl_owner_t owner,
                                   size_t i)
 {
-    if (ml == NULL || ml->multi == NULL || i >= ml->multi->n)
+    if (ml == NULL || !rdl__lock_is_ext(ml) || i >= multi_of(ml)->n)
         return 0;
-    return rdl_lock_fencing_token(ml->multi->parts[i], owner);
+    return rdl_lock_fencing_token(multi_of(ml)->parts[i], owner);
 }
 
 /* ---- construction ------------------------------------------------------------ */
@@ -653,76 +576,30 @@ uint64_t rdl_multilock_part_token(const rdl_lock_t *ml, rdl_owner_t owner,
 /* The canonical order of a multilock's parts: by kind, key and server. */
 static int cmp_parts(const void *a, const void *b)
 {
-    const rdl_lock_t *x = *(rdl_lock_t *const *)a;
-    const rdl_lock_t *y = *(rdl_lock_t *const *)b;
-    int d;
-    if ((d = strcmp(x->kind->name, y->kind->name)) != 0)
-        return d;
-    if ((d = strcmp(x->key_hold, y->key_hold)) != 0)
-        return d;
-    if ((d = strcmp(x->c->url.host, y->c->url.host)) != 0)
-        return d;
-    return (x->c->url.port > y->c->url.port) -
-           (x->c->url.port < y->c->url.port);
-}
-
-/* 1 if every part is a plain lock of one client and all share one hash
- * tag (hence one cluster slot): then one script takes them all. */
-static int one_slot(const rdl__multi *m)
-{
-    const char *tag0 = NULL;
-    size_t len0 = 0, i;
-    for (i = 0; i < m->n; i++) {
-        const rdl_lock_t *p = m->parts[i];
-        size_t off, len;
-        if (p->kind != &rdl__reentrant_kind || p->c != m->parts[0]->c ||
-            !rdl__hash_tag(p->key_hold, strlen(p->key_hold), &off, &len))
-            return 0;
-        if (i == 0) {
-            tag0 = p->key_hold + off;
-            len0 = len;
-        } else if (len != len0 || memcmp(p->key_hold + off, tag0, len) != 0) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-/* 1 if a and b are the same lock: the same kind's key on the same server
- * ("x" and "{x}" share a key; two objects or two clients may name one
- * lock). The two views of a read-write lock share the key, and count as
- * one lock: holding both in one composite would wait on itself. */
-static int same_lock(const rdl_lock_t *a, const rdl_lock_t *b)
-{
-    if (strcmp(a->kind->name, b->kind->name) != 0 ||
-        strcmp(a->key_hold, b->key_hold) != 0)
-        return 0;
-    if (a->c == b->c)
-        return 1;
-    return a->c->url.port == b->c->url.port && a->c->url.db == b->c->url.db &&
-           strcmp(a->c->url.host, b->c->url.host) == 0;
+    return rdl__lock_order(*(rdl_lock_t *const *)a, *(rdl_lock_t *const *)b);
 }
 
 static int check_parts(rdl_lock_t *const *locks, size_t n, int redlock,
                        const char **why)
 {
     size_t i, j;
-    if (locks == NULL || n == 0 || n > RDL__MULTI_MAX) {
+    if (locks == NULL || n == 0 || n > MULTI_MAX) {
         *why = "a composite lock takes 1..64 parts";
         return RDL_EINVAL;
     }
     for (i = 0; i < n; i++) {
-        if (locks[i] == NULL || locks[i]->multi != NULL) {
+        if (locks[i] == NULL || rdl__lock_is_ext(locks[i])) {
             *why = "a part is NULL or itself a composite lock";
             return RDL_EINVAL;
         }
         for (j = 0; j < i; j++) {
-            if (locks[j] == locks[i] || same_lock(locks[j], locks[i])) {
+            if (locks[j] == locks[i] || rdl__lock_same(locks[j], locks[i])) {
                 *why = "a lock is given twice (the same key on the same "
                        "server)";
                 return RDL_EINVAL;
             }
-            if (redlock && locks[j]->c == locks[i]->c) {
+            if (redlock &&
+                rdl__lock_client(locks[j]) == rdl__lock_client(locks[i])) {
                 *why = "redlock parts must be on distinct clients "
                        "(independent deployments)";
                 return RDL_EINVAL;
@@ -732,12 +609,34 @@ static int check_parts(rdl_lock_t *const *locks, size_t n, int redlock,
     return 0;
 }
 
+static void multi_free(rdl_lock_t *ml);
+
+static const rdl__lock_ops multi_ops = {
+    .acquire = multi_acquire,
+    .release = multi_release,
+    .force_release = multi_force_release,
+    .info = multi_info,
+    .token = multi_token,
+    .valid_ms = multi_valid_ms,
+    .free = multi_free, /* no async calls: a composite spans loops */
+};
+
+static void free_state(rdl__multi *m)
+{
+    if (m == NULL)
+        return;
+    rdl__free(m->parts);
+    rdl__free(m->owners);
+    rdl__free(m);
+}
+
 static int create(rdl_lock_t *const *locks, size_t n, int redlock,
                   rdl_lock_t **out)
 {
     const char *why = NULL;
-    rdl_lock_t *ml;
+    rdl_lock_t *ml = NULL;
     rdl__multi *m;
+    char *name = NULL;
     size_t i, len = 16;
     int rc;
 
@@ -745,27 +644,30 @@ static int create(rdl_lock_t *const *locks, size_t n, int redlock,
         return RDL_EINVAL;
     *out = NULL;
     if ((rc = check_parts(locks, n, redlock, &why)) != 0) {
-        if (locks != NULL && n > 0 && n <= RDL__MULTI_MAX && locks[0] != NULL)
-            rdl__errmsg_set(locks[0]->c, "%s", why);
+        if (locks != NULL && n > 0 && n <= MULTI_MAX && locks[0] != NULL)
+            rdl__lock_say(locks[0], "%s", why);
         return rc;
     }
-    ml = rdl__calloc(1, sizeof(*ml));
     m = rdl__calloc(1, sizeof(*m));
-    if (ml != NULL && m != NULL)
-        m->parts = rdl__calloc(n, sizeof(*m->parts));
+    if (m != NULL && (m->parts = rdl__calloc(n, sizeof(*m->parts))) != NULL &&
+        uv_mutex_init(&m->mu) != 0) {
+        rdl__free(m->parts);
+        m->parts = NULL;
+    }
     for (i = 0; i < n; i++)
-        len += strlen(locks[i]->name) + 1;
-    if (ml != NULL)
-        ml->name = rdl__malloc(len);
-    if (ml == NULL || m == NULL || m->parts == NULL || ml->name == NULL ||
-        rdl__lock_sync_init(ml) != 0) {
-        if (m != NULL)
-            rdl__free(m->parts);
-        rdl__free(m);
-        if (ml != NULL)
-            rdl__free(ml->name);
-        rdl__free(ml);
+        len += strlen(rdl_lock_name(locks[i])) + 1;
+    name = rdl__malloc(len);
+    if (m == NULL || m->parts == NULL || name == NULL) {
+        rdl__free(name);
+        free_state(m);
         return RDL_ENOMEM;
+    }
+    /* The name lists the parts as given: "a+b+c". */
+    name[0] = '\0';
+    for (i = 0; i < n; i++) {
+        if (i > 0)
+            strcat(name, "+");
+        strcat(name, rdl_lock_name(locks[i]));
     }
     m->redlock = redlock;
     m->n = n;
@@ -773,33 +675,31 @@ static int create(rdl_lock_t *const *locks, size_t n, int redlock,
     memcpy(m->parts, locks, n * sizeof(*locks));
     if (!redlock)
         qsort(m->parts, n, sizeof(*m->parts), cmp_parts);
-    /* The name lists the parts as given: "a+b+c". */
-    ml->name[0] = '\0';
-    for (i = 0; i < n; i++) {
-        if (i > 0)
-            strcat(ml->name, "+");
-        strcat(ml->name, locks[i]->name);
+    m->one_call = !redlock && rdl__lock_set_eligible(m->parts, n);
+    rc =
+        rdl__lock_new_ext(rdl__lock_client(locks[0]), name, &multi_ops, m, &ml);
+    rdl__free(name);
+    if (rc != 0) {
+        uv_mutex_destroy(&m->mu);
+        free_state(m);
+        return rc;
     }
-    ml->refs = 1;
-    ml->c = locks[0]->c;
-    ml->multi = m;
-    m->one_call = !redlock && one_slot(m);
     for (i = 0; i < n; i++)
         (void)rdl_lock_set_lost_cb(m->parts[i], on_part_lost, ml);
     *out = ml;
     return 0;
 }
 
-void rdl__multi_free(rdl_lock_t *ml)
+/* Detaches the parts' lost callbacks (each waits for a call of
+ * on_part_lost() in progress), then frees the state. */
+static void multi_free(rdl_lock_t *ml)
 {
-    rdl__multi *m = ml->multi;
+    rdl__multi *m = multi_of(ml);
     size_t i;
     for (i = 0; i < m->n; i++)
         (void)rdl_lock_set_lost_cb(m->parts[i], NULL, NULL);
-    rdl__free(m->owners);
-    rdl__free(m->parts);
-    rdl__free(m);
-    ml->multi = NULL;
+    uv_mutex_destroy(&m->mu);
+    free_state(m);
 }
 
 int rdl_multilock_new(rdl_lock_t *const *locks, size_t n, rdl_lock_t **out)

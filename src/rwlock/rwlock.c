@@ -132,6 +132,15 @@ static const rdl__lock_kind read_kind = {
     .aux_suffix = {NULL, "ww"},
 };
 
+/* Waiting writers: one sorted set of entry expiries, which also orders
+ * them (readers wait behind it when writers go first). */
+static const rdl__kind_queue writers_queue = {
+    .renew_script = RDL__SCRIPT_FAIR_TOUCH,
+    .exp_key = 1,
+    .order_key = 1,
+    .send_leave = send_leave,
+};
+
 static const rdl__lock_kind write_kind = {
     .name = "rw",
     .send_try = send_try,
@@ -145,8 +154,7 @@ static const rdl__lock_kind write_kind = {
     .renew_script = RDL__SCRIPT_RW_RENEW,
     .member_prefix = "w:",
     .aux_suffix = {NULL, "ww"},
-    .queue_renew_script = RDL__SCRIPT_FAIR_TOUCH,
-    .send_leave = send_leave,
+    .queue = &writers_queue,
 };
 
 static const char *side(const rdl__lock_kind *k)

@@ -658,7 +658,7 @@ static void test_races_multilock_part_lost_while_taking(void **state)
     j.lease_ms = RDL_LEASE_AUTO;
     t = rdlt_thread_start(acquire_job, &j);
     deadline = rdlt_now_ms() + 5000;
-    while (!exists(s, "rdl:lock:{lw-a}")) {
+    while (rdl_lock_valid_ms(parts[0], A) == 0) { /* taken and recorded */
         if (rdlt_now_ms() > deadline)
             fail_msg("the first part was never taken");
         rdlt_sleep_ms(1);
