@@ -12,6 +12,7 @@
 #   consumers  install rdl and build the add_subdirectory, find_package and
 #            pkg-config consumer projects (tests/consumers/run.sh)
 #   format   clang-format --dry-run --Werror over the C sources
+#   layers   tools/check-layers.sh: every #include follows the layers
 #   compose  docker-compose config: docker-compose.yml is valid (no engine
 #            is needed for that)
 #
@@ -147,6 +148,11 @@ stage_format() {
     echo "${#files[@]} files formatted as .clang-format says"
 }
 
+stage_layers() {
+    begin layers "tools/check-layers.sh (includes only run down)"
+    bash tools/check-layers.sh
+}
+
 stage_compose() {
     begin compose "docker-compose config"
     docker-compose -f docker-compose.yml config -q
@@ -165,6 +171,7 @@ fi
 stage_consumers
 stage_bench
 stage_format
+stage_layers
 stage_compose
 
 stage=""

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# tools/check-layers.sh, checked both ways: the tree passes, and an include
+# that runs up a layer (planted in a copy of src/) fails, naming the line.
+#
+#   bash tests/layers/test_layers.sh SOURCE_DIR CASE TMPDIR
+#   CASE: tree | planted_core_includes_lock | planted_multilock_includes_lock_int
+set -euo pipefail
+
+src=$1
+case_=$2
+tmp=$(mktemp -d "${3:-/tmp}/layers.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+check=$src/tools/check-layers.sh
+
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+# plant FILE LINE: a copy of src/ with LINE added after FILE's first
+# include; the check must fail and name FILE.
+plant() {
+    local file=$1 line=$2 out rc=0
+    cp -r "$src/src" "$tmp/src"
+    [ -f "$tmp/src/$file" ] || fail "no src/$file to plant into"
+    sed -i "0,/^#include/s||$line\n#include|" "$tmp/src/$file"
+    grep -qF "$line" "$tmp/src/$file" || fail "could not plant into $file"
+    out=$(bash "$check" "$tmp" 2>&1) || rc=$?
+    [ $rc -eq 1 ] || fail "check exited $rc, expected 1:"$'\n'"$out"
+    grep -q "^$file:[0-9]*: includes" <<<"$out" ||
+        fail "the report does not name $file:"$'\n'"$out"
+    echo "$out"
+}
+
+case $case_ in
+tree)
+    bash "$check" "$src"
+    ;;
+planted_core_includes_lock)
+    plant core/hub.c '#include "lock/lock_int.h"'
+    ;;
+planted_multilock_includes_lock_int)
+    plant multilock/multi.c '#include "lock/lock_int.h"'
+    ;;
+*)
+    fail "unknown case $case_"
+    ;;
+esac
+echo "PASS: $case_"
