@@ -9,8 +9,8 @@
 -- ARGV[4]  channel of the lock
 -- ARGV[5]  retention of the fence key, in ms
 -- ARGV[6]  how long the applied set remembers a request, in ms
--- ARGV[7]  optional: release only if the hold's last request is this
---          acquire request (undo of a cancelled or unknown acquisition)
+-- ARGV[7]  "" or an acquire request: release only if the hold's last
+--          request is that one (undo of a cancelled or unknown acquisition)
 --
 -- Replies  {1, count}  released one level; count levels remain (0: freed,
 --                      and the head of the queue, if any, was told by a
@@ -31,7 +31,7 @@ end
 if h[3] == ARGV[2] then
     return {1, tonumber(h[2])}
 end
-if ARGV[7] and h[3] ~= ARGV[7] then
+if ARGV[7] ~= '' and h[3] ~= ARGV[7] then
     return {0}
 end
 

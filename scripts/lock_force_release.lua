@@ -6,6 +6,7 @@
 -- ARGV[2]  channel of the lock
 -- ARGV[3]  request id; a retry sends the same id
 -- ARGV[4]  how long the applied set remembers a request, in ms
+-- (ARGV[1..4] are the same for every kind: src/lock/scripted.c)
 --
 -- Replies  1  the lock was held and is now free (waiters were woken)
 --          0  the lock was free

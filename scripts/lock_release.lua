@@ -9,9 +9,10 @@
 -- ARGV[5]  retention of the fence key, in ms
 -- ARGV[6]  how long the applied set remembers a request, in ms (longer
 --          than the client retries one)
--- ARGV[7]  optional: the id of an acquire request whose outcome the client
---          does not know (or that was cancelled); the level is released
---          only if the hold's last request is that one
+-- ARGV[7]  "" for a release; or the id of an acquire request whose outcome
+--          the client does not know (or that was cancelled): the level is
+--          released only if the hold's last request is that one
+-- (ARGV[1..7] are the same for every kind's release: src/lock/release.c)
 --
 -- Replies  {1, count}  released one level; count levels remain (0: freed,
 --                      and one wake-one message was published)
@@ -36,7 +37,7 @@ end
 if h[3] == ARGV[2] then
     return {1, tonumber(h[2])}
 end
-if ARGV[7] and h[3] ~= ARGV[7] then
+if ARGV[7] ~= '' and h[3] ~= ARGV[7] then
     return {0}
 end
 

@@ -7,10 +7,10 @@
 -- ARGV[3]  publish command: "publish" or "spublish"
 -- ARGV[4]  channel of the lock
 -- ARGV[5]  retention of the fence key, in ms
--- ARGV[6]  "r" or "w"
--- ARGV[7]  how long the applied set remembers a request, in ms
--- ARGV[8]  optional: release only if the side's last request is this
---          acquire request (undo of a cancelled or unknown acquisition)
+-- ARGV[6]  how long the applied set remembers a request, in ms
+-- ARGV[7]  "" or an acquire request: release only if the side's last
+--          request is that one (undo of a cancelled or unknown acquisition)
+-- ARGV[8]  "r" or "w"
 --
 -- Replies  {1, count}  released one level; count levels remain
 --          {0}         the owner does not hold that side (nothing changed)
@@ -20,7 +20,7 @@
 -- a final release finds its id in the applied set and answers the same.
 --@include applied
 
-local me, side = ARGV[1], ARGV[6]
+local me, side = ARGV[1], ARGV[8]
 local cnt, req, fields
 if side == 'w' then
     local h = redis.call('HMGET', KEYS[1], 'w', 'wn', 'wr')
@@ -47,7 +47,7 @@ end
 if req == ARGV[2] then
     return {1, cnt}
 end
-if ARGV[8] and req ~= ARGV[8] then
+if ARGV[7] ~= '' and req ~= ARGV[7] then
     return {0}
 end
 if cnt > 1 then
@@ -59,7 +59,7 @@ if cnt > 1 then
     return {1, cnt - 1}
 end
 redis.call('HDEL', KEYS[1], unpack(fields))
-applied(KEYS[2], 'd:' .. ARGV[2], now, tonumber(ARGV[7]))
+applied(KEYS[2], 'd:' .. ARGV[2], now, tonumber(ARGV[6]))
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
 if redis.call('HLEN', KEYS[1]) == 0 then
     redis.call('DEL', KEYS[1])

@@ -48,6 +48,26 @@ typedef struct rdl__try {
 typedef struct rdl__acquire rdl__acquire;
 typedef struct rdl__release rdl__release;
 
+/* A script call of a kind: which script, and which of the lock's keys it
+ * takes, in order (KEYS[1..nkeys]). The arguments of each call are the
+ * same for every kind and built by the shared code (release.c,
+ * scripted.c, waitq.c), so a kind only says which script and keys. */
+enum rdl__key_role {
+    RDL__KEY_HOLD,  /* lock->key_hold */
+    RDL__KEY_FENCE, /* lock->key_fence */
+    RDL__KEY_AUX0,  /* lock->key_aux[0] */
+    RDL__KEY_AUX1   /* lock->key_aux[1] */
+};
+typedef struct rdl__kind_call {
+    int script;
+    int nkeys;
+    unsigned char keys[4]; /* enum rdl__key_role */
+} rdl__kind_call;
+
+/* Fills keys[] with the lock's keys that `call` takes; returns how many. */
+int rdl__kind_keys(const rdl_lock_t *lock, const rdl__kind_call *call,
+                   const char **keys);
+
 /* The wait queue of a kind whose waiters queue in Redis (the fair lock,
  * the write side of a read-write lock): a waiter's entry there expires
  * unless the watchdog renews it (waitq.c). */
@@ -56,8 +76,9 @@ typedef struct rdl__kind_queue {
     int exp_key;      /* key_aux[] index of the set of entry expiries */
     int order_key;    /* key_aux[] index of the set giving the order (may
                          be exp_key: one set does both) */
-    /* Takes the owner of `op` out of the queue (a waiter gave up). */
-    int (*send_leave)(rdl__acquire *op, rdl__reply_fn fn, void *data);
+    /* Takes a waiter that gave up out of the queue: ARGV = owner, publish
+     * command, channel. */
+    rdl__kind_call leave;
     int targeted; /* hand-offs name the waiter they are for */
 } rdl__kind_queue;
 
@@ -68,16 +89,15 @@ typedef struct rdl__lock_kind {
     const char *name; /* key segment, e.g. "lock" */
     int (*send_try)(rdl__acquire *op, rdl__reply_fn fn);
     int (*parse_try)(const redisReply *r, rdl__try *out);
-    int (*send_release)(rdl__release *op, rdl__reply_fn fn);
+    /* Release (ARGV: see rdl__release_send()), force release (see
+     * scripted.c) and info (ARGV = owner), each with `side` appended to
+     * its arguments when not NULL (the read-write lock's "r" or "w"). */
+    rdl__kind_call release, force, info;
+    const char *side;
     /* 0 (one level released; *remaining levels left) or RDL_ENOTHELD. */
     int (*parse_release)(const redisReply *r, uint32_t *remaining);
-    /* reqid: the force request's id, the same on a retry. */
-    int (*send_force)(rdl_lock_t *lock, const char *reqid, rdl__reply_fn fn,
-                      void *data);
     /* 0 (freed) or RDL_ENOTHELD (was free). */
     int (*parse_force)(const redisReply *r);
-    int (*send_info)(rdl_lock_t *lock, const char *owner, rdl__reply_fn fn,
-                     void *data);
     int (*parse_info)(const redisReply *r, rdl_lock_info_t *out);
     /* The watchdog's renewal script for this kind (see rdl__wd_hold), and
      * what precedes the owner string in its member ("r:" for a reader of a

@@ -36,44 +36,6 @@ static int parse_try(const redisReply *r, rdl__try *out)
     return 0;
 }
 
-static int send_release(rdl__release *op, rdl__reply_fn fn)
-{
-    rdl_lock_t *lock = op->lock;
-    char keep[24], window[24];
-    const char *keys[2] = {lock->key_hold, lock->key_fence};
-    const char *args[7] = {
-        op->owner_str, op->reqid, rdl__client_publish_cmd(lock->c),
-        lock->channel, keep,      window,
-        op->undo_of};
-    snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
-    snprintf(window, sizeof(window), "%lld",
-             (long long)rdl__done_window_ms(lock->c));
-    return rdl__script_run(lock->c, RDL__SCRIPT_LOCK_RELEASE, 2, keys,
-                           op->undo_of[0] != '\0' ? 7 : 6, args, fn, op);
-}
-
-static int send_force(rdl_lock_t *lock, const char *reqid, rdl__reply_fn fn,
-                      void *data)
-{
-    char window[24];
-    const char *keys[2] = {lock->key_hold, lock->key_fence};
-    const char *args[4] = {rdl__client_publish_cmd(lock->c), lock->channel,
-                           reqid, window};
-    snprintf(window, sizeof(window), "%lld",
-             (long long)rdl__done_window_ms(lock->c));
-    return rdl__script_run(lock->c, RDL__SCRIPT_LOCK_FORCE_RELEASE, 2, keys, 4,
-                           args, fn, data);
-}
-
-static int send_info(rdl_lock_t *lock, const char *owner, rdl__reply_fn fn,
-                     void *data)
-{
-    const char *keys[2] = {lock->key_hold, lock->key_fence};
-    const char *args[1] = {owner};
-    return rdl__script_run(lock->c, RDL__SCRIPT_LOCK_INFO, 2, keys, 1, args, fn,
-                           data);
-}
-
 static int parse_info(const redisReply *r, rdl_lock_info_t *out)
 {
     long long held;
@@ -87,11 +49,13 @@ const rdl__lock_kind rdl__reentrant_kind = {
     .name = "lock",
     .send_try = send_try,
     .parse_try = parse_try,
-    .send_release = send_release,
+    .release = {RDL__SCRIPT_LOCK_RELEASE, 2, {RDL__KEY_HOLD, RDL__KEY_FENCE}},
+    .force = {RDL__SCRIPT_LOCK_FORCE_RELEASE,
+              2,
+              {RDL__KEY_HOLD, RDL__KEY_FENCE}},
+    .info = {RDL__SCRIPT_LOCK_INFO, 2, {RDL__KEY_HOLD, RDL__KEY_FENCE}},
     .parse_release = rdl__parse_release,
-    .send_force = send_force,
     .parse_force = rdl__parse_force,
-    .send_info = send_info,
     .parse_info = parse_info,
     .renew_script = RDL__SCRIPT_LOCK_RENEW,
 };

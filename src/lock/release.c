@@ -7,6 +7,34 @@
 #include "lock_int.h"
 
 static void send_release(rdl__release *op);
+static void on_release(void *data, int status, const redisReply *r);
+
+/* Runs the kind's release script. ARGV, the same for every kind: owner,
+ * request id, publish command, channel, fence retention, applied-set
+ * window, the acquisition undone ("" for a release), then the kind's side
+ * if it has one. */
+static int send_script(rdl__release *op)
+{
+    rdl_lock_t *lock = op->lock;
+    const rdl__lock_kind *kind = lock->kind;
+    const char *keys[4], *args[8];
+    char keep[24], window[24];
+    int nkeys = rdl__kind_keys(lock, &kind->release, keys), nargs = 7;
+    snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
+    snprintf(window, sizeof(window), "%lld",
+             (long long)rdl__done_window_ms(lock->c));
+    args[0] = op->owner_str;
+    args[1] = op->reqid;
+    args[2] = rdl__client_publish_cmd(lock->c);
+    args[3] = lock->channel;
+    args[4] = keep;
+    args[5] = window;
+    args[6] = op->undo_of;
+    if (kind->side != NULL)
+        args[nargs++] = kind->side;
+    return rdl__script_run(lock->c, kind->release.script, nkeys, keys, nargs,
+                           args, on_release, op);
+}
 
 static void complete(rdl__release *op, int status)
 {
@@ -71,7 +99,7 @@ static void on_release(void *data, int status, const redisReply *r)
 
 static void send_release(rdl__release *op)
 {
-    int rc = op->lock->kind->send_release(op, on_release);
+    int rc = send_script(op);
     if (rc != 0)
         on_release(op, rc, NULL); /* settles the hold as any failure does */
 }
@@ -101,7 +129,7 @@ static int start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
     op->first_sent = rdl__now_ms();
     /* No renewal may be sent after a release that can end the hold. */
     rdl__hold_releasing(lock, owner);
-    rc = lock->kind->send_release(op, on_release);
+    rc = send_script(op);
     if (rc != 0) {
         (void)rdl__hold_released(lock, owner, -2);
         rdl__free(op);

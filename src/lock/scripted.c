@@ -3,6 +3,7 @@
  * and info as single script calls. The kinds supply scripts and parsers
  * (rdl__lock_kind); waiting and retries live in acquire.c and release.c,
  * what this client knows of its holds in hold.c. */
+#include <stdio.h>
 #include <string.h>
 
 #include "lock_int.h"
@@ -57,6 +58,51 @@ static int call(rdl_lock_t *lock, lock_call *k, void (*start)(rdl__sync *))
 static void on_force(void *data, int status, const redisReply *r);
 static void on_info(void *data, int status, const redisReply *r);
 
+int rdl__kind_keys(const rdl_lock_t *lock, const rdl__kind_call *call,
+                   const char **keys)
+{
+    int i;
+    for (i = 0; i < call->nkeys; i++) {
+        switch (call->keys[i]) {
+        case RDL__KEY_HOLD:
+            keys[i] = lock->key_hold;
+            break;
+        case RDL__KEY_FENCE:
+            keys[i] = lock->key_fence;
+            break;
+        default:
+            keys[i] = lock->key_aux[call->keys[i] - RDL__KEY_AUX0];
+            break;
+        }
+    }
+    return call->nkeys;
+}
+
+/* Runs the kind's force-release script. ARGV, the same for every kind:
+ * publish command, channel, request id, applied-set window. */
+static int send_force(rdl_lock_t *lock, const char *reqid, void *data)
+{
+    const char *keys[4];
+    char window[24];
+    const char *args[4] = {rdl__client_publish_cmd(lock->c), lock->channel,
+                           reqid, window};
+    int nkeys = rdl__kind_keys(lock, &lock->kind->force, keys);
+    snprintf(window, sizeof(window), "%lld",
+             (long long)rdl__done_window_ms(lock->c));
+    return rdl__script_run(lock->c, lock->kind->force.script, nkeys, keys, 4,
+                           args, on_force, data);
+}
+
+/* Runs the kind's info script: ARGV = owner[, side]. */
+static int send_info(rdl_lock_t *lock, const char *owner, void *data)
+{
+    const char *keys[4], *args[2] = {owner, lock->kind->side};
+    int nkeys = rdl__kind_keys(lock, &lock->kind->info, keys);
+    return rdl__script_run(lock->c, lock->kind->info.script, nkeys, keys,
+                           lock->kind->side != NULL ? 2 : 1, args, on_info,
+                           data);
+}
+
 static void start_force(rdl__sync *s)
 {
     lock_call *k = RDL_CONTAINER_OF(s, lock_call, sync);
@@ -65,7 +111,7 @@ static void start_force(rdl__sync *s)
         rdl__client_reqid(k->lock->c, k->reqid);
         k->first_sent = rdl__now_ms();
     }
-    rc = k->lock->kind->send_force(k->lock, k->reqid, on_force, k);
+    rc = send_force(k->lock, k->reqid, k);
     if (rc != 0) /* a retry not sent leaves the first outcome unknown */
         rdl__sync_done(s, k->unknown > 0 ? RDL_ECONNLOST : rc);
 }
@@ -97,7 +143,7 @@ static void start_info(rdl__sync *s)
     char owner[64];
     int rc;
     rdl__client_owner(k->lock->c, k->owner, owner);
-    rc = k->lock->kind->send_info(k->lock, owner, on_info, k);
+    rc = send_info(k->lock, owner, k);
     if (rc != 0)
         rdl__sync_done(s, rc);
 }

@@ -75,6 +75,19 @@ static void on_left(void *data, int status, const redisReply *r)
     rdl__lock_unref(data);
 }
 
+/* Runs the kind's leave script: ARGV = owner, publish command, channel. */
+static int send_leave(rdl__acquire *op)
+{
+    rdl_lock_t *lock = op->lock;
+    const rdl__kind_call *leave = &lock->kind->queue->leave;
+    const char *keys[4];
+    const char *args[3] = {op->owner_str, rdl__client_publish_cmd(lock->c),
+                           lock->channel};
+    int nkeys = rdl__kind_keys(lock, leave, keys);
+    return rdl__script_run(lock->c, leave->script, nkeys, keys, 3, args,
+                           on_left, lock);
+}
+
 void rdl__waitq_end(rdl__acquire *op, int status)
 {
     rdl_lock_t *lock = op->lock;
@@ -88,6 +101,6 @@ void rdl__waitq_end(rdl__acquire *op, int status)
         return;
     op->queued = 0;
     rdl__lock_ref(lock);
-    if (lock->kind->queue->send_leave(op, on_left, lock) != 0)
+    if (send_leave(op) != 0)
         rdl__lock_unref(lock);
 }

@@ -56,44 +56,6 @@ static int parse_try(const redisReply *r, rdl__try *out)
     return 0;
 }
 
-static int send_release(rdl__release *op, rdl__reply_fn fn)
-{
-    rdl_lock_t *lock = op->lock;
-    char keep[24], window[24];
-    const char *keys[3] = {lock->key_hold, lock->key_fence, lock->key_aux[1]};
-    const char *args[8] = {
-        op->owner_str, op->reqid,  rdl__client_publish_cmd(lock->c),
-        lock->channel, keep,       side(lock->kind),
-        window,        op->undo_of};
-    snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
-    snprintf(window, sizeof(window), "%lld",
-             (long long)rdl__done_window_ms(lock->c));
-    return rdl__script_run(lock->c, RDL__SCRIPT_RW_RELEASE, 3, keys,
-                           op->undo_of[0] != '\0' ? 8 : 7, args, fn, op);
-}
-
-static int send_force(rdl_lock_t *lock, const char *reqid, rdl__reply_fn fn,
-                      void *data)
-{
-    char window[24];
-    const char *keys[2] = {lock->key_hold, lock->key_fence};
-    const char *args[4] = {rdl__client_publish_cmd(lock->c), lock->channel,
-                           reqid, window};
-    snprintf(window, sizeof(window), "%lld",
-             (long long)rdl__done_window_ms(lock->c));
-    return rdl__script_run(lock->c, RDL__SCRIPT_RW_FORCE_RELEASE, 2, keys, 4,
-                           args, fn, data);
-}
-
-static int send_info_side(rdl_lock_t *lock, const char *owner, rdl__reply_fn fn,
-                          void *data)
-{
-    const char *keys[3] = {lock->key_hold, lock->key_fence, lock->key_aux[1]};
-    const char *args[2] = {owner, side(lock->kind)};
-    return rdl__script_run(lock->c, RDL__SCRIPT_RW_INFO, 3, keys, 2, args, fn,
-                           data);
-}
-
 /* The read-write reply ends with {holders, waiting writers, held}. */
 static int parse_info(const redisReply *r, rdl_lock_info_t *out)
 {
@@ -107,25 +69,20 @@ static int parse_info(const redisReply *r, rdl_lock_info_t *out)
     return rc;
 }
 
-static int send_leave(rdl__acquire *op, rdl__reply_fn fn, void *data)
-{
-    rdl_lock_t *lock = op->lock;
-    const char *keys[1] = {lock->key_aux[1]};
-    const char *args[3] = {op->owner_str, rdl__client_publish_cmd(lock->c),
-                           lock->channel};
-    return rdl__script_run(lock->c, RDL__SCRIPT_RW_LEAVE, 1, keys, 3, args, fn,
-                           data);
-}
-
 static const rdl__lock_kind read_kind = {
     .name = "rw",
     .send_try = send_try,
     .parse_try = parse_try,
-    .send_release = send_release,
+    .release = {RDL__SCRIPT_RW_RELEASE,
+                3,
+                {RDL__KEY_HOLD, RDL__KEY_FENCE, RDL__KEY_AUX1}},
+    .force = {RDL__SCRIPT_RW_FORCE_RELEASE, 2, {RDL__KEY_HOLD, RDL__KEY_FENCE}},
+    .info = {RDL__SCRIPT_RW_INFO,
+             3,
+             {RDL__KEY_HOLD, RDL__KEY_FENCE, RDL__KEY_AUX1}},
+    .side = "r",
     .parse_release = rdl__parse_release,
-    .send_force = send_force,
     .parse_force = rdl__parse_force,
-    .send_info = send_info_side,
     .parse_info = parse_info,
     .renew_script = RDL__SCRIPT_RW_RENEW,
     .member_prefix = "r:",
@@ -138,18 +95,23 @@ static const rdl__kind_queue writers_queue = {
     .renew_script = RDL__SCRIPT_FAIR_TOUCH,
     .exp_key = 1,
     .order_key = 1,
-    .send_leave = send_leave,
+    .leave = {RDL__SCRIPT_RW_LEAVE, 1, {RDL__KEY_AUX1}},
 };
 
 static const rdl__lock_kind write_kind = {
     .name = "rw",
     .send_try = send_try,
     .parse_try = parse_try,
-    .send_release = send_release,
+    .release = {RDL__SCRIPT_RW_RELEASE,
+                3,
+                {RDL__KEY_HOLD, RDL__KEY_FENCE, RDL__KEY_AUX1}},
+    .force = {RDL__SCRIPT_RW_FORCE_RELEASE, 2, {RDL__KEY_HOLD, RDL__KEY_FENCE}},
+    .info = {RDL__SCRIPT_RW_INFO,
+             3,
+             {RDL__KEY_HOLD, RDL__KEY_FENCE, RDL__KEY_AUX1}},
+    .side = "w",
     .parse_release = rdl__parse_release,
-    .send_force = send_force,
     .parse_force = rdl__parse_force,
-    .send_info = send_info_side,
     .parse_info = parse_info,
     .renew_script = RDL__SCRIPT_RW_RENEW,
     .member_prefix = "w:",
