@@ -719,7 +719,7 @@ static void proxy_hooks(stress_hooks *h, rdlt_server *s)
 {
     h->url = proxy_url;
     h->fault = proxy_fault;
-    h->ctx = rdlt_proxy_start(s);
+    h->ctx = rdlt_proxy_new(s); /* its thread starts after the fork */
 }
 
 static long long rdl_keys_left(rdlt_server *s, char *names, size_t len)
@@ -864,8 +864,9 @@ static void stress_run(const profile *prof)
         sv.main = rdlt_server_start();
         snprintf(r.url, sizeof(r.url), "%s", rdlt_server_url(sv.main));
     }
-    /* The proxy's thread starts before the fork: the workers connect to it
-     * over TCP, and only this process touches it. */
+    /* The proxy's port is bound before the fork, its thread started after
+     * it: the workers connect to it over TCP, and only this process
+     * touches it. */
     memset(&hooks, 0, sizeof(hooks));
     if (r.p.proxied > 0 && sv.main != NULL)
         proxy_hooks(&hooks, sv.main);
@@ -884,6 +885,8 @@ static void stress_run(const profile *prof)
         args[i].id = i;
         kids[i] = rdlt_child_start(child_main, &args[i]);
     }
+    if (hooks.ctx != NULL)
+        rdlt_proxy_run(hooks.ctx);
     for (i = 1; i <= r.p.procs; i++) {
         if (rdlt_child_hear(kids[i], line, sizeof(line), 10000) != 0 ||
             strcmp(line, "ready 0") != 0)

@@ -85,6 +85,7 @@ typedef struct pconn {
 } pconn;
 
 struct rdlt_proxy {
+    int running; /* the thread was started (rdlt_proxy_run) */
     rdlt_server *upstream;
     int lfd;
     int port;
@@ -624,7 +625,8 @@ static void destroy(void *ptr)
     p->stopping = 1;
     pthread_mutex_unlock(&p->mu);
     poke(p);
-    pthread_join(p->thread, NULL);
+    if (p->running)
+        pthread_join(p->thread, NULL);
     close(p->wake[0]);
     close(p->wake[1]);
     close(p->lfd);
@@ -634,7 +636,7 @@ static void destroy(void *ptr)
     free(p);
 }
 
-rdlt_proxy *rdlt_proxy_start(rdlt_server *upstream)
+rdlt_proxy *rdlt_proxy_new(rdlt_server *upstream)
 {
     rdlt_proxy *p = calloc(1, sizeof(*p));
     struct sockaddr_in a;
@@ -660,8 +662,21 @@ rdlt_proxy *rdlt_proxy_start(rdlt_server *upstream)
     p->port = ntohs(a.sin_port);
     snprintf(p->url, sizeof(p->url), "redis://127.0.0.1:%d", p->port);
     assert_int_equal(pipe2(p->wake, O_CLOEXEC | O_NONBLOCK), 0);
-    assert_int_equal(pthread_create(&p->thread, NULL, run, p), 0);
     rdlt_defer(destroy, p);
+    return p;
+}
+
+void rdlt_proxy_run(rdlt_proxy *p)
+{
+    assert_false(p->running);
+    assert_int_equal(pthread_create(&p->thread, NULL, run, p), 0);
+    p->running = 1;
+}
+
+rdlt_proxy *rdlt_proxy_start(rdlt_server *upstream)
+{
+    rdlt_proxy *p = rdlt_proxy_new(upstream);
+    rdlt_proxy_run(p);
     return p;
 }
 

@@ -210,6 +210,13 @@ typedef struct rdlt_proxy rdlt_proxy;
  * may come from any thread, at any time, and affects the commands and
  * replies that arrive after it. */
 rdlt_proxy *rdlt_proxy_start(rdlt_server *upstream);
+/* rdlt_proxy_start() in two steps, for a test that forks workers: _new()
+ * binds the port (clients may connect; nothing is relayed yet) without
+ * starting a thread, _run() starts the thread. Fork in between: a process
+ * that forks while it has threads risks a child stuck on a lock one of
+ * them held (seen under ASan). */
+rdlt_proxy *rdlt_proxy_new(rdlt_server *upstream);
+void rdlt_proxy_run(rdlt_proxy *p);
 int rdlt_proxy_port(const rdlt_proxy *p);
 /* "redis://127.0.0.1:<port>" (static storage of p). */
 const char *rdlt_proxy_url(const rdlt_proxy *p);
