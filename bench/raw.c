@@ -15,6 +15,8 @@
 #define CHANNEL "rdl:lock.ch:{%s}"
 #define LEASE_MS "30000"
 #define RETENTION_MS "86400000"
+/* The applied-set window rdl sends with a 1 s command timeout. */
+#define WINDOW_MS "6000"
 
 static int check(bench_raw *r, redisReply *rep, const char *what)
 {
@@ -100,10 +102,13 @@ static int append(bench_raw *r, const char *name, int acquire)
         return redisAppendCommandArgv(r->rc, 9, argv, NULL) == REDIS_OK ? 0
                                                                         : -1;
     } else {
-        const char *argv[] = {"EVALSHA", s->sha, "2",       hold, fence,
-                              r->owner,  reqid,  "publish", chan, RETENTION_MS};
+        /* ARGV as every kind's release (src/lock/release.c): ..., the
+         * applied-set window, "" (not an undo). */
+        const char *argv[] = {"EVALSHA", s->sha,       "2",       hold,
+                              fence,     r->owner,     reqid,     "publish",
+                              chan,      RETENTION_MS, WINDOW_MS, ""};
         snprintf(chan, sizeof(chan), CHANNEL, name);
-        return redisAppendCommandArgv(r->rc, 10, argv, NULL) == REDIS_OK ? 0
+        return redisAppendCommandArgv(r->rc, 12, argv, NULL) == REDIS_OK ? 0
                                                                          : -1;
     }
 }
