@@ -53,7 +53,9 @@ rdl__conn *rdl__node_cmd(rdl__node *n);
 rdl__node *rdl__cluster_owner(rdl__cluster *cl, unsigned slot);
 
 /* router.c */
-void rdl__router_close(rdl__cluster *cl);
-void rdl__router_on_timer(uv_timer_t *t);
+/* Shutdown: fails the commands waiting for a retry with RDL_ECLOSED. */
+void rdl__cluster_fail_delayed(rdl__cluster *cl);
+/* The retry timer: sends the delayed commands that are due. */
+void rdl__cluster_retry_timer(uv_timer_t *t);
 
 #endif

@@ -384,7 +384,7 @@ void rdl__cluster_close(rdl__cluster *cl)
     if (cl == NULL || cl->closing)
         return;
     cl->closing = 1;
-    rdl__router_close(cl);
+    rdl__cluster_fail_delayed(cl);
     while (!rdl__queue_empty(&cl->nodes)) {
         n = RDL_CONTAINER_OF(cl->nodes.next, rdl__node, qnode);
         rdl__queue_remove(&n->qnode);
