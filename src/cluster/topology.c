@@ -119,7 +119,10 @@ static rdl__conn *cl_sub(rdl__router *r, unsigned slot,
                          const rdl__conn_events *ev, void *data)
 {
     rdl__cluster *cl = (rdl__cluster *)r;
-    rdl__node *n = rdl__cluster_owner(cl, slot);
+    rdl__node *n;
+    if (cl->closing)
+        return NULL; /* nodes are being freed; nothing opens now */
+    n = rdl__cluster_owner(cl, slot);
     if (n->sub == NULL) {
         n->sub =
             rdl__conn_new(cl->c, RDL__CONN_SUB, n->host, n->port, ev, data);
