@@ -69,7 +69,8 @@ typedef struct rdl__router_ops {
                       void *data);
     /* The topology may have changed (a subscription failed or was
      * dropped, a subscriber connection went down): look again, soon and
-     * throttled. topology_changed follows if it did. May be a no-op. */
+     * throttled; topology_changed follows each new look (whether or not
+     * anything moved). May be a no-op (one server). */
     void (*refresh)(rdl__router *r);
     /* 1 if channels are sharded (SSUBSCRIBE/SPUBLISH). Known once
      * settled reported success, and fixed from then on. */

@@ -78,7 +78,9 @@ static rdl__conn *st_sub(rdl__router *r, unsigned slot,
     standalone *st = (standalone *)r;
     rdl_client_t *c = st->c;
     (void)slot;
-    if (st->sub == NULL && !st->closing) {
+    if (st->closing)
+        return NULL; /* what is sent on it now would fail anyway */
+    if (st->sub == NULL) {
         st->sub =
             rdl__conn_new(c, RDL__CONN_SUB, c->url.host, c->url.port, ev, data);
         if (st->sub != NULL)
