@@ -1,10 +1,19 @@
 /* Redis Cluster support (DESIGN §11): the nodes and slot table
  * (topology.c) and commands routed by slot with redirects and retries
- * (router.c). Loop thread only. */
+ * (router.c), behind core's deployment interface (core/router.h; the ops
+ * table is at the end of topology.c). Nothing here calls into the client
+ * or the hub: the first connect and new slot tables are reported through
+ * the router's events. Loop thread only. */
 #ifndef RDL_CLUSTER_INT_H
 #define RDL_CLUSTER_INT_H
 
 #include "core/internal.h"
+#include "core/router.h"
+
+/* The number of MOVED/ASK redirects one command may follow. */
+#define RDL__REDIRECT_BUDGET 16
+
+typedef struct rdl__cluster rdl__cluster;
 
 /* One node the client knows of. Nodes are never freed before the client
  * closes: hub entries and commands in flight keep pointers to their
@@ -24,6 +33,7 @@ typedef struct rdl__node {
 typedef struct rdl__rcmd rdl__rcmd;
 
 struct rdl__cluster {
+    rdl__router base; /* first: the router is the cluster */
     rdl_client_t *c;
     rdl__queue nodes;
     rdl__node *slots[RDL__SLOTS]; /* NULL: no master known */
@@ -47,13 +57,24 @@ struct rdl__cluster {
 };
 
 /* topology.c */
+/* Shutdown: fails every command (RDL_ECLOSED, or RDL_ECONNLOST once
+ * written), closes every connection and frees the cluster once its handles
+ * are closed. */
+void rdl__cluster_close(rdl__cluster *cl);
+/* Asks for a new slot table soon (throttled; at most one in flight). */
+void rdl__cluster_refresh(rdl__cluster *cl);
 rdl__node *rdl__node_get(rdl__cluster *cl, const char *host, int port);
 rdl__conn *rdl__node_cmd(rdl__node *n);
 /* The slot's master, else any node (its MOVED will tell the owner). */
 rdl__node *rdl__cluster_owner(rdl__cluster *cl, unsigned slot);
 
 /* router.c */
-void rdl__router_close(rdl__cluster *cl);
-void rdl__router_on_timer(uv_timer_t *t);
+/* The router's send: see rdl__client_send(). */
+int rdl__cluster_send(rdl__cluster *cl, unsigned slot, const char *cmd,
+                      size_t len, rdl__reply_fn fn, void *data);
+/* Shutdown: fails the commands waiting for a retry with RDL_ECLOSED. */
+void rdl__cluster_fail_delayed(rdl__cluster *cl);
+/* The retry timer: sends the delayed commands that are due. */
+void rdl__cluster_retry_timer(uv_timer_t *t);
 
 #endif

@@ -61,7 +61,7 @@ static void arm(rdl__cluster *cl)
         due = rc->due < due ? rc->due : due;
     }
     if (due != UINT64_MAX)
-        uv_timer_start(&cl->retry_timer, rdl__router_on_timer,
+        uv_timer_start(&cl->retry_timer, rdl__cluster_retry_timer,
                        due > now ? due - now : 0, 0);
 }
 
@@ -224,7 +224,7 @@ static void on_reply(void *data, int status, const redisReply *r)
     complete(rc, status, r);
 }
 
-void rdl__router_on_timer(uv_timer_t *t)
+void rdl__cluster_retry_timer(uv_timer_t *t)
 {
     rdl__cluster *cl = t->data;
     uint64_t now = rdl__now_ms();
@@ -272,7 +272,7 @@ int rdl__cluster_send(rdl__cluster *cl, unsigned slot, const char *cmd,
     return status;
 }
 
-void rdl__router_close(rdl__cluster *cl)
+void rdl__cluster_fail_delayed(rdl__cluster *cl)
 {
     uv_timer_stop(&cl->retry_timer);
     while (!rdl__queue_empty(&cl->delayed)) {

@@ -8,7 +8,9 @@
  * burst of MOVED replies during a failover costs a few CLUSTER SLOTS, not
  * one per command.
  *
- * After each refresh the hub moves subscriptions whose slot changed node.
+ * Each refresh is reported as the router's topology_changed event (the
+ * hub then moves subscriptions whose slot changed node), and the first
+ * one, or a first round that reached nobody, as settled.
  * Whether the servers have sharded pub/sub (Redis 7.0+) is learnt once,
  * from COMMAND INFO SPUBLISH, before the client reports itself connected:
  * the release scripts and the hub must agree on it from the first call. */
@@ -16,6 +18,7 @@
 #include <string.h>
 
 #include "cluster_int.h"
+#include "deploy/deploy.h"
 
 #define REFRESH_MIN_MS 100
 #define REFRESH_RETRY_MS 250
@@ -104,15 +107,22 @@ rdl__node *rdl__cluster_owner(rdl__cluster *cl, unsigned slot)
     return RDL_CONTAINER_OF(cl->nodes.next, rdl__node, qnode);
 }
 
-rdl__conn *rdl__cluster_conn(rdl__cluster *cl, unsigned slot)
+/* ---- the router (core/router.h) ----------------------------------------- */
+
+static rdl__conn *cl_conn(rdl__router *r, unsigned slot)
 {
+    rdl__cluster *cl = (rdl__cluster *)r;
     return rdl__node_cmd(rdl__cluster_owner(cl, slot));
 }
 
-rdl__conn *rdl__cluster_sub(rdl__cluster *cl, unsigned slot,
-                            const rdl__conn_events *ev, void *data)
+static rdl__conn *cl_sub(rdl__router *r, unsigned slot,
+                         const rdl__conn_events *ev, void *data)
 {
-    rdl__node *n = rdl__cluster_owner(cl, slot);
+    rdl__cluster *cl = (rdl__cluster *)r;
+    rdl__node *n;
+    if (cl->closing)
+        return NULL; /* nodes are being freed; nothing opens now */
+    n = rdl__cluster_owner(cl, slot);
     if (n->sub == NULL) {
         n->sub =
             rdl__conn_new(cl->c, RDL__CONN_SUB, n->host, n->port, ev, data);
@@ -122,9 +132,26 @@ rdl__conn *rdl__cluster_sub(rdl__cluster *cl, unsigned slot,
     return n->sub;
 }
 
-int rdl__cluster_sharded(const rdl__cluster *cl)
+static int cl_sharded(const rdl__router *r)
 {
-    return cl->sharded;
+    return ((const rdl__cluster *)r)->sharded;
+}
+
+static unsigned cl_slot(const rdl__router *r, const char *key, size_t len)
+{
+    (void)r;
+    return rdl__slot(key, len);
+}
+
+static int cl_send(rdl__router *r, unsigned slot, const char *cmd, size_t len,
+                   rdl__reply_fn fn, void *data)
+{
+    return rdl__cluster_send((rdl__cluster *)r, slot, cmd, len, fn, data);
+}
+
+static void cl_refresh(rdl__router *r)
+{
+    rdl__cluster_refresh((rdl__cluster *)r);
 }
 
 /* ---- the slot table ------------------------------------------------------- */
@@ -187,16 +214,16 @@ typedef struct probe {
 
 static void end_round(rdl__cluster *cl, int status)
 {
-    rdl_client_t *c = cl->c;
+    const rdl__router_events *ev = cl->base.ev;
     cl->refreshing = 0;
     cl->probe = NULL;
     if (status == 0) {
         cl->started = 1;
-        rdl__client_connect_settled(c, 0);
-        rdl__hub_rehome(c->hub);
+        ev->settled(cl->base.ev_data, 0);
+        ev->topology_changed(cl->base.ev_data);
     } else {
         if (!cl->started)
-            rdl__client_connect_settled(c, status);
+            ev->settled(cl->base.ev_data, status);
         /* Nobody could answer: try again after a pause. */
         cl->want_refresh = 1;
         cl->next_refresh = rdl__now_ms() + REFRESH_RETRY_MS;
@@ -346,12 +373,18 @@ static void on_timer_closed(uv_handle_t *h)
     rdl__client_handle_closed(c);
 }
 
-rdl__cluster *rdl__cluster_new(rdl_client_t *c)
+static const rdl__router_ops cl_ops;
+
+static rdl__router *cl_open(rdl_client_t *c, const rdl__router_events *ev,
+                            void *data)
 {
     rdl__cluster *cl = rdl__calloc(1, sizeof(*cl));
     size_t i;
     if (cl == NULL)
         return NULL;
+    cl->base.ops = &cl_ops;
+    cl->base.ev = ev;
+    cl->base.ev_data = data;
     cl->c = c;
     rdl__queue_init(&cl->nodes);
     rdl__queue_init(&cl->delayed);
@@ -370,12 +403,12 @@ rdl__cluster *rdl__cluster_new(rdl_client_t *c)
         rdl__cluster_close(cl);
         return NULL;
     }
-    return cl;
+    return &cl->base;
 }
 
-void rdl__cluster_start(rdl__cluster *cl)
+static void cl_start(rdl__router *r)
 {
-    start_round(cl);
+    start_round((rdl__cluster *)r);
 }
 
 void rdl__cluster_close(rdl__cluster *cl)
@@ -384,7 +417,7 @@ void rdl__cluster_close(rdl__cluster *cl)
     if (cl == NULL || cl->closing)
         return;
     cl->closing = 1;
-    rdl__router_close(cl);
+    rdl__cluster_fail_delayed(cl);
     while (!rdl__queue_empty(&cl->nodes)) {
         n = RDL_CONTAINER_OF(cl->nodes.next, rdl__node, qnode);
         rdl__queue_remove(&n->qnode);
@@ -399,3 +432,30 @@ void rdl__cluster_close(rdl__cluster *cl)
     uv_close((uv_handle_t *)&cl->refresh_timer, on_timer_closed);
     uv_close((uv_handle_t *)&cl->retry_timer, on_timer_closed);
 }
+
+static void cl_close(rdl__router *r)
+{
+    rdl__cluster_close((rdl__cluster *)r);
+}
+
+static const rdl__router_ops cl_ops = {
+    .start = cl_start,
+    .close = cl_close,
+    .send = cl_send,
+    .conn = cl_conn,
+    .slot = cl_slot,
+    .sub = cl_sub,
+    .refresh = cl_refresh,
+    .sharded = cl_sharded,
+};
+
+static int cl_accepts(const rdl__url *u)
+{
+    return u->cluster;
+}
+
+const rdl__router_impl rdl__cluster_router = {
+    .name = "cluster",
+    .accepts = cl_accepts,
+    .open = cl_open,
+};

@@ -9,6 +9,7 @@
 #include <sodium.h>
 
 #include "internal.h"
+#include "router.h"
 
 #define DEFAULT_CONNECT_MS 5000
 #define DEFAULT_COMMAND_MS 3000
@@ -217,31 +218,26 @@ void rdl__client_owner(const rdl_client_t *c, rdl_owner_t owner, char out[64])
 
 rdl__conn *rdl__client_route(rdl_client_t *c, const char *key)
 {
-    if (c->cluster != NULL)
-        return rdl__cluster_conn(c->cluster, rdl__slot(key, strlen(key)));
-    return c->cmd;
+    rdl__router *r = c->router;
+    return rdl__router_conn(r, rdl__router_slot(r, key, strlen(key)));
 }
 
 unsigned rdl__client_slot(const rdl_client_t *c, const char *key)
 {
-    return c->cluster != NULL ? rdl__slot(key, strlen(key)) : 0;
+    return rdl__router_slot(c->router, key, strlen(key));
 }
 
 int rdl__client_send(rdl_client_t *c, const char *key, const char *cmd,
                      size_t len, rdl__reply_fn fn, void *data)
 {
-    if (c->cluster != NULL)
-        return rdl__cluster_send(c->cluster, rdl__slot(key, strlen(key)), cmd,
-                                 len, fn, data);
-    if (c->cmd == NULL)
-        return RDL_ECLOSED;
-    return rdl__conn_send(c->cmd, cmd, len, fn, data);
+    rdl__router *r = c->router;
+    return rdl__router_send(r, rdl__router_slot(r, key, strlen(key)), cmd, len,
+                            fn, data);
 }
 
 const char *rdl__client_publish_cmd(const rdl_client_t *c)
 {
-    return c->cluster != NULL && rdl__cluster_sharded(c->cluster) ? "spublish"
-                                                                  : "publish";
+    return rdl__router_sharded(c->router) ? "spublish" : "publish";
 }
 
 void rdl__client_active_add(rdl_client_t *c, rdl__active *a)
@@ -319,11 +315,11 @@ static void shutdown_loop(rdl_client_t *c)
     rdl__active *a;
     int stage;
     run_tasks(c, RDL_ECLOSED);
-    rdl__conn_close(c->cmd);
-    c->cmd = NULL;
-    rdl__cluster_close(c->cluster);
-    c->cluster = NULL;
-    rdl__hub_close(c->hub);
+    /* Commands and subscriptions fail first; the router stays reachable
+     * (c->router) while their callbacks run inside its close. */
+    if (c->router != NULL)
+        c->router->ops->close(c->router);
+    c->router = NULL;
     for (stage = 0; stage < RDL__STAGES; stage++) {
         rdl__queue *n = c->active.next;
         while (n != &c->active) {
@@ -353,8 +349,11 @@ static void on_wake(uv_async_t *h)
         run_tasks(c, 0);
 }
 
-void rdl__client_connect_settled(rdl_client_t *c, int status)
+/* Router event: the first connect is done (status 0), or an attempt
+ * failed (status < 0). Settles rdl_client_connect(). */
+static void on_settled(void *data, int status)
 {
+    rdl_client_t *c = data;
     if (c->connect_status != 1)
         return;
     if (status == 0) {
@@ -370,20 +369,15 @@ void rdl__client_connect_settled(rdl_client_t *c, int status)
     }
 }
 
-static void on_cmd_ready(rdl__conn *cn, void *data)
+/* Router event: slot owners may have changed. */
+static void on_topology_changed(void *data)
 {
-    (void)cn;
-    rdl__client_connect_settled(data, 0);
+    rdl_client_t *c = data;
+    rdl__hub_rehome(c->hub);
 }
 
-static void on_cmd_down(rdl__conn *cn, int status, void *data)
-{
-    (void)cn;
-    rdl__client_connect_settled(data, status);
-}
-
-static const rdl__conn_events cmd_events = {on_cmd_ready, on_cmd_down, NULL,
-                                            NULL};
+static const rdl__router_events router_events = {on_settled,
+                                                 on_topology_changed};
 
 /* The loop thread takes no asynchronous signals: they belong to the
  * application's threads (a SIGINT handler, sigwait). With SIGPIPE blocked,
@@ -465,21 +459,14 @@ int rdl_client_connect(rdl_client_t *c)
     c->wake.data = c;
     rdl__client_handle_opened(c);
     c->hub = rdl__hub_new(c);
-    if (c->url.cluster)
-        c->cluster = rdl__cluster_new(c);
-    else
-        c->cmd = rdl__conn_new(c, RDL__CONN_CMD, c->url.host, c->url.port,
-                               &cmd_events, c);
+    c->router = rdl__router_open(c, &router_events, c);
     c->connect_status = 1; /* pending */
     set_state(c, RDL__CLIENT_RUNNING);
-    if (c->hub == NULL || (c->cmd == NULL && c->cluster == NULL)) {
+    if (c->hub == NULL || c->router == NULL) {
         rc = RDL_ENOMEM;
         goto fail;
     }
-    if (c->cluster != NULL)
-        rdl__cluster_start(c->cluster);
-    else
-        rdl__conn_start(c->cmd);
+    c->router->ops->start(c->router);
     if (c->user_loop != NULL)
         return 0;
     if (uv_thread_create(&c->thread, loop_main, c) != 0) {

@@ -17,18 +17,22 @@
  * still has waiters is subscribed again, and its waiters try again once that
  * is confirmed: nothing published during the outage is relied upon.
  *
- * On a cluster each channel is subscribed on the subscriber connection of
- * the master that owns its slot, with SSUBSCRIBE where the servers have
- * sharded pub/sub (the release scripts then SPUBLISH, which reaches only
- * that shard). When the slot moves (failover, migration: the node says so
- * with an unasked "sunsubscribe", or its connection drops, or a subscribe
- * is redirected) the entry is marked unsubscribed and the slot table is
- * refreshed; rdl__hub_rehome() then subscribes it on the new owner. */
+ * Where a channel is subscribed is the router's business (router.h): the
+ * hub asks it for the subscriber connection of the channel's slot (the
+ * one server's, or on a cluster that of the master that owns the slot),
+ * and whether channels are sharded (SSUBSCRIBE; the release scripts then
+ * SPUBLISH, which reaches only that shard). When the slot moves
+ * (failover, migration: the node says so with an unasked "sunsubscribe",
+ * or its connection drops, or a subscribe is redirected) the entry is
+ * marked unsubscribed and the router is asked to refresh; when it reports
+ * topology_changed the client calls rdl__hub_rehome(), which subscribes
+ * the entry on the new owner. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 #include "map.h"
+#include "router.h"
 
 #define LINGER_MS 2000
 
@@ -48,12 +52,11 @@ typedef struct rdl__hub_entry {
     rdl__queue idle; /* in hub->idle while nwaiters == 0 */
     uint64_t idle_since;
     rdl__conn *sub; /* where it is (being) subscribed; NULL before */
-    unsigned slot;  /* of the channel, on a cluster */
+    unsigned slot;  /* of the channel (the router's; 0 if unsharded) */
 } entry;
 
 struct rdl__hub {
     rdl_client_t *c;
-    rdl__conn *sub; /* one server: opened with the first subscription */
     rdl__map map;
     rdl__queue idle; /* entries without waiters, oldest first */
     uv_timer_t sweep;
@@ -154,8 +157,7 @@ static void on_subscribed(void *data, int status, const redisReply *r)
          * may have moved (MOVED, a dead master): the refresh that follows
          * rehomes it. */
         e->state = UNSUBSCRIBED;
-        if (c->cluster != NULL)
-            rdl__cluster_refresh(c->cluster);
+        rdl__router_refresh(c->router);
         return;
     }
     e->state = SUBSCRIBED;
@@ -188,24 +190,15 @@ static void send_channel_cmd(entry *e, const char *verb, rdl__reply_fn fn)
  * publish command. */
 static int sharded(const rdl__hub *h)
 {
-    return h->c->cluster != NULL && rdl__cluster_sharded(h->c->cluster);
+    return rdl__router_sharded(h->c->router);
 }
 
 static const rdl__conn_events sub_events;
 
-/* The subscriber connection for e: the server's, or its slot owner's. */
+/* The subscriber connection for e: the one of its slot's node. */
 static rdl__conn *sub_for(rdl__hub *h, const entry *e)
 {
-    rdl_client_t *c = h->c;
-    if (c->cluster != NULL)
-        return rdl__cluster_sub(c->cluster, e->slot, &sub_events, h);
-    if (h->sub == NULL) {
-        h->sub = rdl__conn_new(c, RDL__CONN_SUB, c->url.host, c->url.port,
-                               &sub_events, h);
-        if (h->sub != NULL)
-            rdl__conn_start(h->sub);
-    }
-    return h->sub;
+    return rdl__router_sub(h->c->router, e->slot, &sub_events, h);
 }
 
 static void subscribe(entry *e)
@@ -256,8 +249,8 @@ static void on_sub_down(rdl__conn *cn, int status, void *data)
         }
     /* A master that went away may have been replaced; a dead node's
      * reconnect attempts, which lose nothing, ask for nothing. */
-    if (lost > 0 && h->c->cluster != NULL)
-        rdl__cluster_refresh(h->c->cluster);
+    if (lost > 0)
+        rdl__router_refresh(h->c->router);
 }
 
 /* A "sunsubscribe": the reply to ours while the entry unsubscribes on
@@ -277,8 +270,7 @@ static int on_sub_unsubscribed(rdl__conn *cn, const redisReply *r, void *data)
         return 0;
     if (e != NULL && e->sub == cn && e->state == SUBSCRIBED) {
         e->state = UNSUBSCRIBED;
-        if (h->c->cluster != NULL)
-            rdl__cluster_refresh(h->c->cluster);
+        rdl__router_refresh(h->c->router);
     }
     return 1;
 }
@@ -365,7 +357,7 @@ int rdl__hub_join(rdl_client_t *c, const char *channel, rdl__waiter *w,
         }
         e->hub = h;
         e->len = len;
-        e->slot = rdl__slot(channel, len);
+        e->slot = rdl__router_slot(c->router, channel, len);
         e->state = UNSUBSCRIBED;
         rdl__queue_init(&e->waiters);
         rdl__queue_init(&e->idle);
@@ -488,14 +480,6 @@ rdl__hub *rdl__hub_new(rdl_client_t *c)
     h->sweep.data = h;
     rdl__client_handle_opened(c);
     return h;
-}
-
-void rdl__hub_close(rdl__hub *h)
-{
-    if (h == NULL)
-        return;
-    rdl__conn_close(h->sub);
-    h->sub = NULL;
 }
 
 void rdl__hub_free(rdl__hub *h)

@@ -131,7 +131,7 @@ typedef struct rdl__script {
 
 typedef struct rdl__conn rdl__conn;
 typedef struct rdl__hub rdl__hub;
-typedef struct rdl__cluster rdl__cluster;
+typedef struct rdl__router rdl__router; /* router.h */
 /* A command's reply callback; its contract is in the conn.c section. */
 typedef void (*rdl__reply_fn)(void *data, int status, const redisReply *r);
 
@@ -192,8 +192,7 @@ struct rdl_client_s {
     uv_sem_t ready_sem;    /* posted when the first connect settles */
     int connect_status;    /* 1 while the first connect is pending */
     char connect_msg[256]; /* why the first connect failed */
-    rdl__conn *cmd;        /* one server; NULL on a cluster */
-    rdl__cluster *cluster; /* redis+cluster://; NULL otherwise */
+    rdl__router *router;   /* the deployment: router.h; NULL unless running */
     rdl__hub *hub;
     struct rdl__watchdog *wd; /* src/watchdog; created by the first hold */
     uint64_t seq;             /* request ids; loop thread only */
@@ -217,7 +216,9 @@ int rdl__client_check_async(const rdl_client_t *c);
 void rdl__client_reqid(rdl_client_t *c, char out[64]);
 /* "<client-id>:<owner>". */
 void rdl__client_owner(const rdl_client_t *c, rdl_owner_t owner, char out[64]);
-/* The command connection of the node that serves `key` now: the one
+/* The next four ask the deployment's router (router.h).
+ *
+ * The command connection of the node that serves `key` now: the one
  * server, or on a cluster the master that owns the key's slot in the
  * client's slot table (a connection of some node if no master is known
  * for it). Commands sent on it directly get no redirect handling: use
@@ -244,9 +245,6 @@ unsigned rdl__client_slot(const rdl_client_t *c, const char *key);
  * servers have sharded pub/sub (Redis 7.0+), else "publish". Matches what
  * the hub subscribes with. */
 const char *rdl__client_publish_cmd(const rdl_client_t *c);
-/* The first slot table is known (status 0), or the client could not reach
- * any node (status < 0): settles rdl_client_connect(). Loop thread. */
-void rdl__client_connect_settled(rdl_client_t *c, int status);
 /* Handle accounting, so close knows when everything is closed. */
 void rdl__client_handle_opened(rdl_client_t *c);
 void rdl__client_handle_closed(rdl_client_t *c);
@@ -345,9 +343,8 @@ struct rdl__waiter {
 #define RDL__MSG_WAKE_ALL "1" /* wake every waiter */
 
 rdl__hub *rdl__hub_new(rdl_client_t *c);
-/* Shutdown: closes the subscriber connection, then (once waiters are
- * gone) frees the hub. */
-void rdl__hub_close(rdl__hub *h);
+/* Shutdown, once the router (which owns the subscriber connections) is
+ * closed and the waiters are gone: frees the hub. */
 void rdl__hub_free(rdl__hub *h);
 /* Adds w to the channel's waiters, subscribing if needed. Returns 1 if the
  * subscription is already confirmed, 0 if RDL__WAKE_SUBSCRIBED will follow,
@@ -370,37 +367,10 @@ int rdl__hub_sleep(rdl__waiter *w);
 uint64_t rdl__hub_mark(rdl_client_t *c);
 /* Marks w busy (trying): call with the mark of the try being sent. */
 void rdl__hub_busy(rdl__waiter *w, uint64_t mark);
-/* Cluster: the slot table changed. Channels whose slot moved to another
- * node are subscribed there (their waiters try again once that is
+/* The router reported topology_changed: channels whose slot moved to
+ * another node are subscribed there (their waiters try again once that is
  * confirmed). */
 void rdl__hub_rehome(rdl__hub *h);
-
-/* ---- src/cluster: slot table, routing and redirects -------------------- */
-
-/* The number of MOVED/ASK redirects one command may follow. */
-#define RDL__REDIRECT_BUDGET 16
-
-/* Created by rdl_client_connect() for a redis+cluster:// URL. start()
- * asks the seeds for the slot table and calls
- * rdl__client_connect_settled() once. */
-rdl__cluster *rdl__cluster_new(rdl_client_t *c);
-void rdl__cluster_start(rdl__cluster *cl);
-/* Shutdown: fails every command with RDL_ECLOSED, closes every connection
- * and frees the cluster once its handles are closed. */
-void rdl__cluster_close(rdl__cluster *cl);
-/* See rdl__client_send(). */
-int rdl__cluster_send(rdl__cluster *cl, unsigned slot, const char *cmd,
-                      size_t len, rdl__reply_fn fn, void *data);
-/* The command connection of the slot's master (see rdl__client_route()). */
-rdl__conn *rdl__cluster_conn(rdl__cluster *cl, unsigned slot);
-/* The subscriber connection of the slot's master, opened on first use
- * with the hub's events; NULL when out of memory. */
-rdl__conn *rdl__cluster_sub(rdl__cluster *cl, unsigned slot,
-                            const rdl__conn_events *ev, void *data);
-/* Asks for a new slot table soon (throttled; at most one in flight). */
-void rdl__cluster_refresh(rdl__cluster *cl);
-/* 1 if the servers have sharded pub/sub (SSUBSCRIBE/SPUBLISH). */
-int rdl__cluster_sharded(const rdl__cluster *cl);
 
 /* ---- sync.c: the blocking facade ------------------------------------------ */
 

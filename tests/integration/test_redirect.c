@@ -8,6 +8,7 @@
 
 #include "rdlt.h"
 #include "internal.h"
+#include "cluster/cluster_int.h" /* RDL__REDIRECT_BUDGET */
 
 #define A ((rdl_owner_t)1)
 

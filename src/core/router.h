@@ -1,0 +1,138 @@
+/* The deployment interface ("router", DESIGN §3): how core reaches the
+ * servers of one deployment, whatever its shape. src/core calls it and
+ * never names an implementation; src/standalone (one server) and
+ * src/cluster (Redis Cluster) implement it, and src/deploy picks one by
+ * the client's URL (rdl__router_open). Loop thread only.
+ *
+ * Keys and slots. Core asks the router for a key's slot (0 when the
+ * deployment is not sharded) and passes that slot to send, conn and sub:
+ * work grouped per (conn, slot) is valid everywhere, and keys of one
+ * script call must share a slot.
+ *
+ * Upward, the router reports through the events its owner (the client)
+ * gives at creation, never by calling into the client or the hub:
+ *   settled           the first connect is done (status 0) or an attempt
+ *                     failed (status < 0); the owner decides what that
+ *                     means for rdl_client_connect() (the first success
+ *                     or, on its own loop, the first failure settles it);
+ *   topology_changed  the slot owners may have changed (a new slot table):
+ *                     subscriptions on a node that no longer serves their
+ *                     channel's slot must move (the hub rehomes them).
+ * Events come from the router's own I/O callbacks (and from inside start
+ * when it fails at once), never from inside the other ops, so the owner
+ * may call ops from them.
+ *
+ * What a router may still call in core: the services core offers to every
+ * layer below it, which carry no deployment knowledge: connections
+ * (rdl__conn_*), reply parsing, slots, allocation, errmsg, now_ms, the
+ * client's configuration (URL, timeouts, loop) and stats, and the handle
+ * count. Handle counting (rdl__client_handle_opened/closed) stays a
+ * downward-visible service on purpose: it is the client's lifetime
+ * protocol for every uv handle opened on its loop (conn.c, the hub and
+ * the watchdog use it too), so close can tell when the loop is drained;
+ * it reports no deployment event and does not belong in the events. */
+#ifndef RDL_CORE_ROUTER_H
+#define RDL_CORE_ROUTER_H
+
+#include "internal.h"
+
+typedef struct rdl__router_events {
+    void (*settled)(void *data, int status);
+    void (*topology_changed)(void *data);
+} rdl__router_events;
+
+typedef struct rdl__router_ops {
+    /* Starts connecting (the seeds, the server). settled follows. */
+    void (*start)(rdl__router *r);
+    /* Shutdown: fails every command with RDL_ECLOSED, except commands
+     * already written and not answered, which fail with RDL_ECONNLOST
+     * (their outcome is unknown, as rdl__conn_close() says); closes every
+     * connection, the subscriber connections included, and frees r once
+     * its handles are closed. Failed commands' callbacks run inside
+     * close and may call the other ops: send then returns RDL_ECLOSED,
+     * sub returns NULL. No event is reported after close. */
+    void (*close)(rdl__router *r);
+    /* Sends a formatted command (copied) for a key of `slot` to the node
+     * that serves it. See rdl__client_send() for what happens on the way.
+     * Returns 0, RDL_ENOMEM or RDL_ECLOSED (then fn is never called). */
+    int (*send)(rdl__router *r, unsigned slot, const char *cmd, size_t len,
+                rdl__reply_fn fn, void *data);
+    /* The command connection of the node that serves `slot` now (see
+     * rdl__client_route()); never NULL before close. */
+    rdl__conn *(*conn)(rdl__router *r, unsigned slot);
+    /* The slot of key[0..len): its cluster slot when sharded, else 0. */
+    unsigned (*slot)(const rdl__router *r, const char *key, size_t len);
+    /* The subscriber connection for channels of `slot`, opened on first
+     * use with ev and data (the hub's); NULL when out of memory or
+     * closing. */
+    rdl__conn *(*sub)(rdl__router *r, unsigned slot, const rdl__conn_events *ev,
+                      void *data);
+    /* The topology may have changed (a subscription failed or was
+     * dropped, a subscriber connection went down): look again, soon and
+     * throttled; topology_changed follows each new look (whether or not
+     * anything moved). May be a no-op (one server). */
+    void (*refresh)(rdl__router *r);
+    /* 1 if channels are sharded (SSUBSCRIBE/SPUBLISH). Known once
+     * settled reported success, and fixed from then on. */
+    int (*sharded)(const rdl__router *r);
+} rdl__router_ops;
+
+/* The part every implementation starts with. */
+struct rdl__router {
+    const rdl__router_ops *ops;
+    const rdl__router_events *ev;
+    void *ev_data; /* given to the events */
+};
+
+/* One implementation, as src/deploy lists them. */
+typedef struct rdl__router_impl {
+    const char *name;
+    /* 1 if this implementation serves the URL. */
+    int (*accepts)(const rdl__url *u);
+    /* Creates the router for c (not started); NULL when out of memory. */
+    rdl__router *(*open)(rdl_client_t *c, const rdl__router_events *ev,
+                         void *data);
+} rdl__router_impl;
+
+/* src/deploy: the router of the implementation that serves c->url; NULL
+ * when out of memory. */
+rdl__router *rdl__router_open(rdl_client_t *c, const rdl__router_events *ev,
+                              void *data);
+
+/* Calls for core, safe on NULL (no router: not connected, or closed). */
+static inline unsigned rdl__router_slot(const rdl__router *r, const char *key,
+                                        size_t len)
+{
+    return r != NULL ? r->ops->slot(r, key, len) : 0;
+}
+
+static inline int rdl__router_send(rdl__router *r, unsigned slot,
+                                   const char *cmd, size_t len,
+                                   rdl__reply_fn fn, void *data)
+{
+    return r != NULL ? r->ops->send(r, slot, cmd, len, fn, data) : RDL_ECLOSED;
+}
+
+static inline rdl__conn *rdl__router_conn(rdl__router *r, unsigned slot)
+{
+    return r != NULL ? r->ops->conn(r, slot) : NULL;
+}
+
+static inline rdl__conn *rdl__router_sub(rdl__router *r, unsigned slot,
+                                         const rdl__conn_events *ev, void *data)
+{
+    return r != NULL ? r->ops->sub(r, slot, ev, data) : NULL;
+}
+
+static inline void rdl__router_refresh(rdl__router *r)
+{
+    if (r != NULL)
+        r->ops->refresh(r);
+}
+
+static inline int rdl__router_sharded(const rdl__router *r)
+{
+    return r != NULL && r->ops->sharded(r);
+}
+
+#endif

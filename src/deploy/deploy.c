@@ -1,0 +1,21 @@
+/* Wiring: the one place that names every deployment implementation, and
+ * picks the one that serves the client's URL. Core calls down into it
+ * (rdl__router_open, router.h) and never names an implementation itself.
+ * A new shape of deployment (sentinel) is one more entry here. */
+#include "deploy.h"
+
+/* Asked in order; the first that accepts the URL serves it. */
+static const rdl__router_impl *const impls[] = {
+    &rdl__cluster_router,
+    &rdl__standalone_router,
+};
+
+rdl__router *rdl__router_open(rdl_client_t *c, const rdl__router_events *ev,
+                              void *data)
+{
+    size_t i;
+    for (i = 0; i < sizeof(impls) / sizeof(impls[0]); i++)
+        if (impls[i]->accepts(&c->url))
+            return impls[i]->open(c, ev, data);
+    return NULL;
+}
