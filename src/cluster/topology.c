@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "cluster_int.h"
-#include "deploy/deploy.h"
+#include "cluster.h"
 
 #define REFRESH_MIN_MS 100
 #define REFRESH_RETRY_MS 250

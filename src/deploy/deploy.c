@@ -2,7 +2,8 @@
  * picks the one that serves the client's URL. Core calls down into it
  * (rdl__router_open, router.h) and never names an implementation itself.
  * A new shape of deployment (sentinel) is one more entry here. */
-#include "deploy.h"
+#include "cluster/cluster.h"
+#include "standalone/standalone.h"
 
 /* Asked in order; the first that accepts the URL serves it. */
 static const rdl__router_impl *const impls[] = {

@@ -6,7 +6,7 @@
  * caller as the connection reports it (the connection reconnects with
  * backoff by itself, DESIGN §4). The first connect settles when the
  * command connection is first ready or an attempt fails. */
-#include "deploy/deploy.h"
+#include "standalone.h"
 
 typedef struct standalone {
     rdl__router base; /* first: the router is the standalone */
