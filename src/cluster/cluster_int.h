@@ -7,7 +7,12 @@
 #ifndef RDL_CLUSTER_INT_H
 #define RDL_CLUSTER_INT_H
 
-#include "core/internal.h"
+#include "core/alloc.h"
+#include "core/client.h"
+#include "core/conn.h"
+#include "core/errmsg.h"
+#include "core/reply.h"
+#include "core/slot.h"
 #include "core/router.h"
 
 /* The number of MOVED/ASK redirects one command may follow. */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "alloc.h"
 
 /* Counts down to the allocation that must fail; 0 = off. Tests set it from
  * one thread while no client runs, so a plain atomic counter suffices. */

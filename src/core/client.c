@@ -8,7 +8,15 @@
 
 #include <sodium.h>
 
-#include "internal.h"
+#include "alloc.h"
+#include "client.h"
+#include "conn.h"
+#include "errmsg.h"
+#include "hub.h"
+#include "keys.h"
+#include "queue.h"
+#include "reply.h"
+#include "url.h"
 #include "router.h"
 
 #define DEFAULT_CONNECT_MS 5000

@@ -20,7 +20,12 @@
 
 #include <sodium.h>
 
-#include "internal.h"
+#include "alloc.h"
+#include "client.h"
+#include "conn.h"
+#include "errmsg.h"
+#include "queue.h"
+#include "reply.h"
 
 #define READ_BUF_SIZE (64 * 1024)
 #define BACKOFF_BASE_MS 25

@@ -1,9 +1,10 @@
 /* rdl_client_errmsg(): the detail of the last error a call on a client
  * returned to the calling thread. Kept per thread, so threads sharing a
  * client never see each other's messages. */
+#include <stdarg.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include "errmsg.h"
 
 static _Thread_local struct {
     const rdl_client_t *client;

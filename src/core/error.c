@@ -1,6 +1,6 @@
 /* Error names and messages, generated from the one list in rdl/error.h, and
  * the version calls. */
-#include "internal.h"
+#include "reply.h"
 
 const char *rdl_strerror(int err)
 {

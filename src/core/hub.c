@@ -30,7 +30,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "alloc.h"
+#include "client.h"
+#include "conn.h"
+#include "hub.h"
+#include "queue.h"
+#include "reply.h"
 #include "map.h"
 #include "router.h"
 

@@ -17,7 +17,8 @@
  * over many slots); rdl__name_check rejects it. */
 #include <string.h>
 
-#include "internal.h"
+#include "alloc.h"
+#include "keys.h"
 
 int rdl__name_check(const char *name)
 {

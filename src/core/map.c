@@ -2,8 +2,9 @@
 
 #include <sodium.h>
 
-#include "internal.h"
+#include "alloc.h"
 #include "map.h"
+#include "rdl.h"
 
 void rdl__map_init(rdl__map *m)
 {

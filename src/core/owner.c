@@ -1,5 +1,6 @@
 /* Owners of blocking calls: one value per thread, never reused. */
-#include "internal.h"
+
+#include "rdl.h"
 
 /* The top bit marks thread owners, so applications that number their own
  * owners from 0 never collide with them. */

@@ -3,7 +3,7 @@
  * else in the library works with its result. */
 #include <string.h>
 
-#include "internal.h"
+#include "reply.h"
 
 /* Error replies start with an upper-case code word ("NOSCRIPT No matching
  * script..."). Maps the word; anything unknown is a generic server error. */

@@ -34,7 +34,9 @@
 #ifndef RDL_CORE_ROUTER_H
 #define RDL_CORE_ROUTER_H
 
-#include "internal.h"
+#include "client.h"
+#include "conn.h"
+#include "url.h"
 
 typedef struct rdl__router_events {
     void (*settled)(void *data, int status);

@@ -9,7 +9,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "alloc.h"
+#include "client.h"
+#include "conn.h"
+#include "errmsg.h"
+#include "reply.h"
+#include "script.h"
 
 #define MAX_ARGS 512 /* the watchdog renews up to 200 holds per call */
 

@@ -6,7 +6,8 @@
  * The CRC is computed bit by bit: keys are short, a slot is computed once
  * per routed command, and eight shifts per byte cost less than a cache miss
  * on a table. */
-#include "internal.h"
+#include "keys.h"
+#include "slot.h"
 
 /* CRC16-CCITT as XMODEM: polynomial 0x1021, initial value 0, no
  * reflection, no final xor ("123456789" -> 0x31c3). */

@@ -23,7 +23,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "client.h"
+#include "errmsg.h"
+#include "sync.h"
 
 enum { WAITING, SLEEPING, DONE };
 

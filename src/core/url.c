@@ -6,7 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "alloc.h"
+#include "url.h"
 
 #define FAIL(...)                                                              \
     do {                                                                       \

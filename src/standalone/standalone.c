@@ -6,6 +6,8 @@
  * caller as the connection reports it (the connection reconnects with
  * backoff by itself, DESIGN §4). The first connect settles when the
  * command connection is first ready or an attempt fails. */
+#include "core/alloc.h"
+#include "core/errmsg.h"
 #include "standalone.h"
 
 typedef struct standalone {

@@ -1,0 +1,142 @@
+/* client.c: the client object, its loop, posted tasks, the active work a
+ * close must end, handle accounting and what the layers above ask of the
+ * deployment (through router.h).
+ *
+ * Threads: the loop thread unless a comment says "any thread". The client
+ * owns its router, hub and watchdog and ends them in one shutdown path
+ * (docs/lifetimes.md); tasks and active entries are owned by whoever
+ * posted or added them. */
+#ifndef RDL_CORE_CLIENT_H
+#define RDL_CORE_CLIENT_H
+
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "conn.h"
+#include "queue.h"
+#include "rdl.h"
+#include "url.h"
+
+typedef struct rdl__hub rdl__hub;       /* hub.h */
+typedef struct rdl__router rdl__router; /* router.h */
+
+/* Work posted to the loop thread. run() gets 0, or RDL_ECLOSED when the
+ * client shuts down before the task could run (then it must not start any
+ * I/O). */
+typedef struct rdl__task {
+    rdl__queue node;
+    void (*run)(struct rdl__task *t, int status);
+} rdl__task;
+
+/* Something in progress that must be ended when the client closes. The
+ * shutdown ends them by stage, lowest first, whatever order they were
+ * created in (docs/design-notes.md "Teardown order"): operations before
+ * the services they use. */
+enum rdl__stage {
+    RDL__STAGE_OPERATION = 0, /* acquisitions: may still use the watchdog */
+    RDL__STAGE_SERVICE = 1,   /* the watchdog */
+    RDL__STAGES
+};
+typedef struct rdl__active {
+    rdl__queue node;
+    void (*abort)(struct rdl__active *a); /* complete with RDL_ECLOSED */
+    int stage;                            /* enum rdl__stage */
+} rdl__active;
+
+enum rdl__client_state {
+    RDL__CLIENT_NEW,
+    RDL__CLIENT_RUNNING,
+    RDL__CLIENT_CLOSING,
+    RDL__CLIENT_CLOSED
+};
+
+struct rdl_client_s {
+    /* Configuration, fixed once connected. */
+    rdl__url url;
+    char *prefix;
+    int64_t connect_ms;
+    int64_t command_ms;
+    int64_t watchdog_ms;
+    uv_loop_t *user_loop;
+    char id[33];
+
+    /* Runtime. */
+    int state; /* enum rdl__client_state; written under mu */
+    uv_loop_t own_loop;
+    uv_loop_t *loop;
+    uv_thread_t thread;    /* own-loop mode */
+    uv_thread_t loop_tid;  /* the thread that runs the loop */
+    uv_async_t wake;       /* runs posted tasks */
+    uv_mutex_t mu;         /* guards state and tasks */
+    rdl__queue tasks;      /* rdl__task, posted from any thread */
+    rdl__queue active;     /* rdl__active, loop thread only */
+    unsigned open_handles; /* loop thread only */
+    uv_sem_t closed_sem;   /* posted when every handle is closed */
+    int closer_waiting;    /* a thread waits on closed_sem */
+    int free_pending;      /* free when the last handle is closed */
+    uv_sem_t ready_sem;    /* posted when the first connect settles */
+    int connect_status;    /* 1 while the first connect is pending */
+    char connect_msg[256]; /* why the first connect failed */
+    rdl__router *router;   /* the deployment: router.h; NULL unless running */
+    rdl__hub *hub;
+    struct rdl__watchdog *wd; /* src/watchdog; created by the first hold */
+    uint64_t seq;             /* request ids; loop thread only */
+    rdl_client_stats_t stats;
+};
+
+/* Bumps a counter of rdl_client_stats(). */
+#define RDL__STAT_ADD(c, field, n)                                             \
+    __atomic_fetch_add(&(c)->stats.field, (uint64_t)(n), __ATOMIC_RELAXED)
+#define RDL__STAT_INC(c, field) RDL__STAT_ADD(c, field, 1)
+
+/* Posts a task to the loop thread. Any thread. RDL_ECLOSED if the client is
+ * not running (the task will not run). */
+int rdl__client_post(rdl_client_t *c, rdl__task *t);
+/* 1 on the thread that runs the client's loop. Any thread. */
+int rdl__client_on_loop(const rdl_client_t *c);
+/* 0 if async calls may start now (loop thread, client running), else
+ * RDL_ECLOSED or RDL_EINVAL. */
+int rdl__client_check_async(const rdl_client_t *c);
+/* A request id unique across all clients: "<client-id>:<hex seq>". */
+void rdl__client_reqid(rdl_client_t *c, char out[64]);
+/* "<client-id>:<owner>". */
+void rdl__client_owner(const rdl_client_t *c, rdl_owner_t owner, char out[64]);
+/* The next four ask the deployment's router (router.h).
+ *
+ * The command connection of the node that serves `key` now: the one
+ * server, or on a cluster the master that owns the key's slot in the
+ * client's slot table (a connection of some node if no master is known
+ * for it). Commands sent on it directly get no redirect handling: use
+ * rdl__client_send() or rdl__script_run() for that. Never NULL while the
+ * client runs. Together with rdl__slot() this is how work is grouped per
+ * node and slot (the watchdog's batches). */
+rdl__conn *rdl__client_route(rdl_client_t *c, const char *key);
+/* Sends a formatted command for `key` (copied) to the node that serves
+ * it. On a cluster, MOVED and ASK redirects are followed (RDL_EREDIRECT
+ * once the redirect budget is spent), TRYAGAIN, CLUSTERDOWN, LOADING and a
+ * node that cannot be reached are retried with backoff within the command
+ * timeout, and the slot table is refreshed when it proved stale. fn as
+ * rdl__reply_fn; other error replies (NOSCRIPT included) reach fn. Returns
+ * 0, RDL_ENOMEM or RDL_ECLOSED (then fn is never called). */
+int rdl__client_send(rdl_client_t *c, const char *key, const char *cmd,
+                     size_t len, rdl__reply_fn fn, void *data);
+/* The group of `key` for calls with several keys: its cluster slot on a
+ * cluster (keys of one script call must share a slot there, or the call
+ * fails with CROSSSLOT), 0 on one server, where any keys may share a call.
+ * Work batched per (rdl__client_route(), rdl__client_slot()) is valid on
+ * both. */
+unsigned rdl__client_slot(const rdl_client_t *c, const char *key);
+/* The command release scripts publish with: "spublish" on a cluster whose
+ * servers have sharded pub/sub (Redis 7.0+), else "publish". Matches what
+ * the hub subscribes with. */
+const char *rdl__client_publish_cmd(const rdl_client_t *c);
+/* Handle accounting, so close knows when everything is closed. */
+void rdl__client_handle_opened(rdl_client_t *c);
+void rdl__client_handle_closed(rdl_client_t *c);
+void rdl__client_active_add(rdl_client_t *c, rdl__active *a);
+void rdl__client_active_remove(rdl__active *a);
+/* Monotonic milliseconds. Any thread. */
+uint64_t rdl__now_ms(void);
+
+#endif

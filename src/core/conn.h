@@ -1,0 +1,63 @@
+/* conn.c: one TCP connection to one node (DESIGN §4): our own libuv
+ * socket, hiredis as the codec, a FIFO of pending replies, a timeout per
+ * command, coalesced writes, reconnection with backoff.
+ *
+ * Loop thread only. A connection is owned by whoever created it (a
+ * deployment: router.h) and freed by rdl__conn_close() once libuv closed
+ * its handles; its events never outlive that call. */
+#ifndef RDL_CORE_CONN_H
+#define RDL_CORE_CONN_H
+
+#include <stddef.h>
+
+#include <hiredis/hiredis.h>
+
+#include "rdl.h"
+
+typedef struct rdl__conn rdl__conn;
+
+/* Reply callback. status is 0 with `reply` the server's reply (an error
+ * reply has already been mapped to status and `reply` still shows it), or a
+ * failure without reply (reply NULL): RDL_ECONNLOST (written, no reply:
+ * outcome unknown), RDL_ECMDTIMEOUT (outcome unknown), RDL_ECONNREFUSED
+ * (never written: not connected within the command timeout), RDL_ECLOSED.
+ * The reply is valid only during the call. Called exactly once per
+ * successful rdl__conn_send(), never from inside it. */
+typedef void (*rdl__reply_fn)(void *data, int status, const redisReply *r);
+
+typedef enum { RDL__CONN_CMD, RDL__CONN_SUB } rdl__conn_role;
+
+typedef struct rdl__conn_events {
+    /* The connection is ready (first time or after a reconnect). */
+    void (*ready)(rdl__conn *cn, void *data);
+    /* A connection attempt failed or an established connection dropped;
+     * status says why. Reconnection follows with backoff. */
+    void (*down)(rdl__conn *cn, int status, void *data);
+    /* SUB role: a pub/sub message (see rdl__reply_message()). */
+    void (*message)(rdl__conn *cn, const redisReply *r, void *data);
+    /* SUB role, optional: a "sunsubscribe" reply arrived. Returns 1 if it
+     * was pushed unasked (the channel's slot left the node), and so
+     * answers no command; 0 if it is the reply to the oldest command. */
+    int (*unsubscribed)(rdl__conn *cn, const redisReply *r, void *data);
+} rdl__conn_events;
+
+rdl__conn *rdl__conn_new(rdl_client_t *c, rdl__conn_role role, const char *host,
+                         int port, const rdl__conn_events *ev, void *data);
+/* Starts connecting, if not already; reconnects with backoff after that. */
+void rdl__conn_start(rdl__conn *cn);
+/* Queues a formatted command (copied). Commands queued before the
+ * connection is ready wait for it, bounded by the command timeout. Returns
+ * 0, RDL_ENOMEM or RDL_ECLOSED (then fn is never called). */
+int rdl__conn_send(rdl__conn *cn, const char *cmd, size_t len, rdl__reply_fn fn,
+                   void *data);
+/* Formats and queues a command from argv. */
+int rdl__conn_sendv(rdl__conn *cn, int argc, const char **argv,
+                    const size_t *argvlen, rdl__reply_fn fn, void *data);
+/* Fails every queued command with RDL_ECLOSED, closes the connection and
+ * frees it once libuv has closed its handles. */
+void rdl__conn_close(rdl__conn *cn);
+int rdl__conn_is_ready(const rdl__conn *cn);
+/* "host:port", for messages. */
+const char *rdl__conn_addr(const rdl__conn *cn);
+
+#endif

@@ -1,0 +1,73 @@
+/* hub.c: the client's pub/sub subscriptions, shared by its waiters
+ * (DESIGN §9, docs/design-notes.md "How a wake-up can never be missed").
+ *
+ * Loop thread only. The client owns the hub (freed in the shutdown, after
+ * every waiter left); a waiter is owned by its acquisition and is only
+ * linked into the hub between rdl__hub_join() and rdl__hub_leave(). */
+#ifndef RDL_CORE_HUB_H
+#define RDL_CORE_HUB_H
+
+#include <stdint.h>
+
+#include "queue.h"
+#include "rdl.h"
+
+typedef struct rdl__hub rdl__hub;
+
+enum {
+    RDL__WAKE_MESSAGE = 1,    /* a release message arrived */
+    RDL__WAKE_SUBSCRIBED = 2, /* the channel is (re)subscribed: try again */
+};
+
+typedef struct rdl__waiter rdl__waiter;
+typedef void (*rdl__wake_fn)(rdl__waiter *w, int event);
+
+struct rdl__waiter {
+    rdl__queue node;
+    struct rdl__hub_entry *entry;
+    rdl__wake_fn fn;
+    const char *target; /* set before joining: only messages naming this
+                           owner string wake the waiter (fair lock) */
+    int sleeping;
+    int pending;    /* a message named it while it was busy */
+    uint64_t since; /* the hub's event count when its last try was sent */
+    int fresh;      /* joined after that try was sent: events of the
+                       channel since then are checked once, at its sleep */
+};
+
+/* Release message payloads. Any other payload is an owner string: it
+ * wakes only the waiter whose target it is. */
+#define RDL__MSG_WAKE_ONE "0" /* wake one waiter per client */
+#define RDL__MSG_WAKE_ALL "1" /* wake every waiter */
+
+rdl__hub *rdl__hub_new(rdl_client_t *c);
+/* Shutdown, once the router (which owns the subscriber connections) is
+ * closed and the waiters are gone: frees the hub. */
+void rdl__hub_free(rdl__hub *h);
+/* Adds w to the channel's waiters, subscribing if needed. Returns 1 if the
+ * subscription is already confirmed, 0 if RDL__WAKE_SUBSCRIBED will follow,
+ * or RDL_ENOMEM. w starts busy (not sleeping); w->since must hold the
+ * value rdl__hub_mark() gave when w's last try was sent, so that an event
+ * of the channel between that send and the join is not missed (see
+ * rdl__hub_sleep). */
+int rdl__hub_join(rdl_client_t *c, const char *channel, rdl__waiter *w,
+                  rdl__wake_fn fn);
+/* Removes w; the subscription lingers briefly for the next waiter. */
+void rdl__hub_leave(rdl__waiter *w);
+/* Marks w asleep. Returns 1 (and stays busy) if the caller should try
+ * again now instead: a message named w while it was busy, a wake-one
+ * message arrived while no waiter of the channel slept, or w joined after
+ * its try was sent and the channel had an event (a message, a confirmed
+ * subscription) since that send. */
+int rdl__hub_sleep(rdl__waiter *w);
+/* The hub's event count, to be stored in a waiter's `since` right before
+ * a try is sent (joined or not). Loop thread. */
+uint64_t rdl__hub_mark(rdl_client_t *c);
+/* Marks w busy (trying): call with the mark of the try being sent. */
+void rdl__hub_busy(rdl__waiter *w, uint64_t mark);
+/* The router reported topology_changed: channels whose slot moved to
+ * another node are subscribed there (their waiters try again once that is
+ * confirmed). */
+void rdl__hub_rehome(rdl__hub *h);
+
+#endif

@@ -1,0 +1,55 @@
+/* reply.c: the one place that reads server reply strings (STYLE 4).
+ * Pure functions of a reply: any thread. Nothing here owns memory; the
+ * strings it hands out point into the reply. */
+#ifndef RDL_CORE_REPLY_H
+#define RDL_CORE_REPLY_H
+
+#include <stddef.h>
+
+#include <hiredis/hiredis.h>
+
+#include "rdl.h"
+
+/* Codes the mapping gives for replies the library handles itself; they never
+ * reach a caller. */
+#define RDL__ERRNO_INTERNAL_MAP(XX)                                            \
+    XX(ENOSCRIPT, -1001, "script not in the server's cache")                   \
+    XX(EMOVED, -1002, "slot moved to another node")                            \
+    XX(EASK, -1003, "slot is migrating; ask another node")                     \
+    XX(ETRYAGAIN, -1004, "slot is migrating; try again")                       \
+    XX(ELOADING, -1005, "server is loading its dataset")
+
+enum {
+#define RDL__ERRNO_ENUM_(name, value, msg) RDL__##name = value,
+    RDL__ERRNO_INTERNAL_MAP(RDL__ERRNO_ENUM_)
+#undef RDL__ERRNO_ENUM_
+};
+
+/* Positive results of rdl__reply_code(): a pub/sub message push, and a
+ * "sunsubscribe" confirmation, which a cluster node also sends unasked
+ * when the slot of a sharded channel leaves it. */
+#define RDL__REPLY_MESSAGE 1
+#define RDL__REPLY_SUNSUBSCRIBE 2
+
+/* The one function that reads the strings of server replies. Maps a reply
+ * to 0 (an ordinary reply), RDL__REPLY_MESSAGE (a "message" or "smessage"
+ * push), RDL__REPLY_SUNSUBSCRIBE, or the RDL_E* / RDL__E* code of an error
+ * reply. */
+int rdl__reply_code(const redisReply *r);
+
+/* If r is a MOVED or ASK error ("MOVED 3999 127.0.0.1:6381"), stores the
+ * slot and the address (host "" if the node did not know its own, port) and
+ * returns 1; else returns 0. */
+int rdl__reply_redirect(const redisReply *r, unsigned *slot, char *host,
+                        size_t hostlen, int *port);
+
+/* If rdl__reply_code(r) says `r` is a message push, stores its channel and
+ * payload and returns 1; else returns 0. */
+int rdl__reply_message(const redisReply *r, const char **chan, size_t *chanlen,
+                       const char **msg, size_t *msglen);
+/* If r is a "sunsubscribe" reply or push, stores its channel and returns 1;
+ * else returns 0. */
+int rdl__reply_sunsubscribe(const redisReply *r, const char **chan,
+                            size_t *chanlen);
+
+#endif
