@@ -30,26 +30,6 @@ static int send_try(rdl__acquire *op, rdl__reply_fn fn)
                            fn, op);
 }
 
-static int parse_try(const redisReply *r, rdl__try *out)
-{
-    long long flag, a, b;
-    if (rdl__int_at(r, 0, &flag) != 0 || rdl__int_at(r, 1, &a) != 0 ||
-        rdl__int_at(r, 2, &b) != 0)
-        return RDL_EPROTO;
-    if (flag == 1) {
-        if (a <= 0 || b <= 0)
-            return RDL_EPROTO;
-        out->acquired = 1;
-        out->token = (uint64_t)a;
-        out->count = (uint32_t)b;
-        return 0;
-    }
-    out->acquired = 0;
-    out->pttl_ms = a;
-    out->position = b > 0 ? (uint32_t)b : 0;
-    return 0;
-}
-
 /* The fair reply ends with {waiters, position, held}. */
 static int parse_info(const redisReply *r, rdl_lock_info_t *out)
 {
@@ -77,7 +57,7 @@ static const rdl__kind_queue fair_queue = {
 static const rdl__lock_kind fair_kind = {
     .name = "fair",
     .send_try = send_try,
-    .parse_try = parse_try,
+    .parse_try = rdl__parse_try, /* position: place in the queue */
     .release = {RDL__SCRIPT_FAIR_RELEASE,
                 4,
                 {RDL__KEY_HOLD, RDL__KEY_FENCE, RDL__KEY_AUX0, RDL__KEY_AUX1}},

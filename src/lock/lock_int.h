@@ -277,6 +277,9 @@ extern const rdl__lock_kind rdl__reentrant_kind;
 
 /* replies.c: reply shapes shared by the kinds. */
 int rdl__int_at(const redisReply *r, size_t i, long long *out);
+/* {1, token, count} -> acquired; {0, pttl[, position]} -> busy (position
+ * 0 when absent or not positive). */
+int rdl__parse_try(const redisReply *r, rdl__try *out);
 /* {1, count} -> 0 and *remaining; {0} -> RDL_ENOTHELD. */
 int rdl__parse_release(const redisReply *r, uint32_t *remaining);
 /* 1 -> 0; 0 -> RDL_ENOTHELD. */

@@ -18,24 +18,6 @@ static int send_try(rdl__acquire *op, rdl__reply_fn fn)
                            fn, op);
 }
 
-static int parse_try(const redisReply *r, rdl__try *out)
-{
-    long long flag, a, b;
-    if (rdl__int_at(r, 0, &flag) != 0 || rdl__int_at(r, 1, &a) != 0)
-        return RDL_EPROTO;
-    if (flag == 1) {
-        if (rdl__int_at(r, 2, &b) != 0 || a <= 0 || b <= 0)
-            return RDL_EPROTO;
-        out->acquired = 1;
-        out->token = (uint64_t)a;
-        out->count = (uint32_t)b;
-        return 0;
-    }
-    out->acquired = 0;
-    out->pttl_ms = a;
-    return 0;
-}
-
 static int parse_info(const redisReply *r, rdl_lock_info_t *out)
 {
     long long held;
@@ -48,7 +30,7 @@ static int parse_info(const redisReply *r, rdl_lock_info_t *out)
 const rdl__lock_kind rdl__reentrant_kind = {
     .name = "lock",
     .send_try = send_try,
-    .parse_try = parse_try,
+    .parse_try = rdl__parse_try,
     .release = {RDL__SCRIPT_LOCK_RELEASE, 2, {RDL__KEY_HOLD, RDL__KEY_FENCE}},
     .force = {RDL__SCRIPT_LOCK_FORCE_RELEASE,
               2,

@@ -1,6 +1,7 @@
 /* Reply shapes that several lock kinds share: an integer in an array, the
- * release reply {1, count} / {0}, the force-release reply 1 / 0, and the
- * info reply {locked, count, pttl, token, ...}. */
+ * try reply {1, token, count} / {0, pttl[, position]}, the release reply
+ * {1, count} / {0}, the force-release reply 1 / 0, and the info reply
+ * {locked, count, pttl, token, ...}. */
 #include "lock_int.h"
 
 int rdl__int_at(const redisReply *r, size_t i, long long *out)
@@ -9,6 +10,27 @@ int rdl__int_at(const redisReply *r, size_t i, long long *out)
         r->element[i]->type != REDIS_REPLY_INTEGER)
         return RDL_EPROTO;
     *out = r->element[i]->integer;
+    return 0;
+}
+
+int rdl__parse_try(const redisReply *r, rdl__try *out)
+{
+    long long flag, a, b = 0;
+    if (rdl__int_at(r, 0, &flag) != 0 || rdl__int_at(r, 1, &a) != 0)
+        return RDL_EPROTO;
+    if (flag == 1) {
+        if (rdl__int_at(r, 2, &b) != 0 || a <= 0 || b <= 0)
+            return RDL_EPROTO;
+        out->acquired = 1;
+        out->token = (uint64_t)a;
+        out->count = (uint32_t)b;
+        return 0;
+    }
+    if (flag != 0 || (r->elements > 2 && rdl__int_at(r, 2, &b) != 0))
+        return RDL_EPROTO;
+    out->acquired = 0;
+    out->pttl_ms = a;
+    out->position = b > 0 ? (uint32_t)b : 0;
     return 0;
 }
 

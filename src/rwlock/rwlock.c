@@ -33,27 +33,20 @@ static int send_try(rdl__acquire *op, rdl__reply_fn fn)
                            fn, op);
 }
 
+/* As the other kinds, plus {-1}: the caller holds the read side and asked
+ * for the write side. A waiting writer's position is only "queued". */
 static int parse_try(const redisReply *r, rdl__try *out)
 {
-    long long flag, a, b;
+    long long flag;
+    int rc;
     if (rdl__int_at(r, 0, &flag) != 0)
         return RDL_EPROTO;
     if (flag == -1)
         return RDL_EDEADLK; /* an upgrade: it would wait on itself */
-    if (rdl__int_at(r, 1, &a) != 0 || rdl__int_at(r, 2, &b) != 0)
-        return RDL_EPROTO;
-    if (flag == 1) {
-        if (a <= 0 || b <= 0)
-            return RDL_EPROTO;
-        out->acquired = 1;
-        out->token = (uint64_t)a;
-        out->count = (uint32_t)b;
-        return 0;
-    }
-    out->acquired = 0;
-    out->pttl_ms = a;
-    out->position = b > 0 ? 1 : 0; /* a waiting writer: keep it alive */
-    return 0;
+    rc = rdl__parse_try(r, out);
+    if (rc == 0 && out->position > 0)
+        out->position = 1; /* a waiting writer: keep its entry alive */
+    return rc;
 }
 
 /* The read-write reply ends with {holders, waiting writers, held}. */
