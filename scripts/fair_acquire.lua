@@ -42,12 +42,15 @@ if #dead > 0 then
     redis.call('ZREM', KEYS[3], unpack(dead))
 end
 
--- Names the new head of a free lock and the new second waiter, if they
--- changed and are not the caller (who has its reply).
+-- Names the new head and the new second waiter, if they changed and are
+-- not the caller (who has its reply). A new head is told even while the
+-- lock is held: as the second it slept on the old head's entry, and now it
+-- must watch the holder's lease instead (its try says how long that is).
+-- Else a holder whose lease runs out, which publishes nothing, left it
+-- asleep on the wrong deadline while the lock was free.
 local function tell()
     local after = redis.call('ZRANGE', KEYS[3], 0, 1)
-    if after[1] and after[1] ~= before[1] and after[1] ~= ARGV[1] and
-        redis.call('EXISTS', KEYS[1]) == 0 then
+    if after[1] and after[1] ~= before[1] and after[1] ~= ARGV[1] then
         redis.pcall(ARGV[7], ARGV[8], after[1])
     end
     if after[2] and after[2] ~= before[2] and after[2] ~= ARGV[1] then

@@ -17,11 +17,10 @@ if redis.call('ZREM', KEYS[2], ARGV[1]) == 0 then
     return 0
 end
 redis.call('ZREM', KEYS[3], ARGV[1])
--- A new head of a free lock takes it; a new second watches the head (see
--- fair_acquire).
+-- A new head takes a free lock, or starts watching the holder's lease; a
+-- new second watches the head (see fair_acquire's tell()).
 local after = redis.call('ZRANGE', KEYS[2], 0, 1)
-if after[1] and after[1] ~= before[1] and
-    redis.call('EXISTS', KEYS[1]) == 0 then
+if after[1] and after[1] ~= before[1] then
     redis.pcall(ARGV[2], ARGV[3], after[1])
 end
 if after[2] and after[2] ~= before[2] then

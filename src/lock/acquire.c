@@ -318,6 +318,7 @@ int rdl__acquire_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
     rdl__client_handle_opened(c);
 
     RDL__STAT_INC(c, attempts);
+    op->waiter.since = rdl__hub_mark(c); /* as in send_try() */
     rc = lock->kind->send_try(op, on_try);
     if (rc != 0) {
         uv_close((uv_handle_t *)&op->timer, on_timer_closed);

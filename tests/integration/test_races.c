@@ -312,6 +312,61 @@ static void test_races_cancel_passes_wake_on(void **state)
     assert_int_equal(rdlt_loop_stop(x.lp), 0);
 }
 
+/* The head of a fair queue takes the lock and its fixed lease runs out
+ * (it never releases; Redis publishes nothing on expiry). The waiter
+ * behind it, now the head, slept as the second on the old head's queue
+ * entry. Before: nobody told it it was the head, and it slept on that
+ * deadline (seconds) while the lock was free; found by the stress test
+ * (plain_fair_rw, seed 1001). Now it is told, tries, and sleeps on the
+ * holder's lease. */
+static void test_races_fair_new_head_watches_holder(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *ch = rdlt_client(s), *c1 = rdlt_client(s),
+                 *c2 = rdlt_client(s);
+    rdl_lock_t *lh, *l1, *l2;
+    rdlt_thread *t1, *t2;
+    int64_t granted;
+    job j1, j2;
+    (void)state;
+
+    rdlt_assert_ok(rdl_fairlock_new(ch, "head", &lh));
+    rdlt_defer(free_lock, lh);
+    rdlt_assert_ok(rdl_fairlock_new(c1, "head", &l1));
+    rdlt_defer(free_lock, l1);
+    rdlt_assert_ok(rdl_fairlock_new(c2, "head", &l2));
+    rdlt_defer(free_lock, l2);
+    rdlt_assert_ok(rdl_lock_acquire_as(lh, A, 0, 5000));
+    memset(&j1, 0, sizeof(j1));
+    j1.lock = l1;
+    j1.owner = B;
+    j1.wait_ms = 10000;
+    j1.lease_ms = 800; /* taken, then left to expire */
+    t1 = rdlt_thread_start(acquire_job, &j1);
+    while (rdlt_info(lh, A).waiters < 1)
+        rdlt_sleep_ms(2);
+    memset(&j2, 0, sizeof(j2));
+    j2.lock = l2;
+    j2.owner = C;
+    j2.wait_ms = 15000;
+    j2.lease_ms = 5000;
+    t2 = rdlt_thread_start(acquire_job, &j2);
+    while (rdlt_info(lh, A).waiters < 2)
+        rdlt_sleep_ms(2);
+    rdlt_sleep_ms(200); /* both asleep: the second on the head's entry */
+    rdlt_assert_ok(rdl_lock_release_as(lh, A));
+    await_job(&j1);
+    rdlt_thread_join(t1);
+    rdlt_assert_ok(j1.rc);
+    granted = j1.done_at;
+    await_job(&j2);
+    rdlt_thread_join(t2);
+    rdlt_assert_ok(j2.rc);
+    /* The first hold ran out 800 ms after its grant; then one wake-up. */
+    rdlt_assert_between(j2.done_at - granted, 700, 800 + 700);
+    rdlt_assert_ok(rdl_lock_release_as(l2, C));
+}
+
 /* ---- read-write lock wake-ups ------------------------------------------ */
 
 static void free_rw(void *p)
@@ -869,6 +924,7 @@ int main(int argc, char **argv)
         RDLT_TEST(test_races_wake_during_try),
         RDLT_TEST(test_races_fair_handoff_before_join),
         RDLT_TEST(test_races_cancel_passes_wake_on),
+        RDLT_TEST(test_races_fair_new_head_watches_holder),
         RDLT_TEST(test_races_rw_last_live_reader_wakes_writer),
         RDLT_TEST(test_races_rw_leave_ignores_dead_writers),
         RDLT_TEST(test_races_force_release_retry_spares_next_owner),
