@@ -41,13 +41,9 @@ if n > 0 then
     return {1, n}
 end
 redis.call('DEL', KEYS[1])
-local last = tonumber(redis.call('HGET', KEYS[2], 't') or '0')
-if tonumber(h[4]) > last then
-    redis.call('HSET', KEYS[2], 't', h[4])
-end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-applied(KEYS[2], 'd:' .. ARGV[2], now, tonumber(ARGV[6]))
+applied(KEYS[2], 'd:' .. ARGV[2], now, tonumber(ARGV[6]), h[4])
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
 local before = redis.call('ZRANGE', KEYS[3], 0, 1)
 local dead = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, 64)

@@ -47,14 +47,10 @@ if n > 0 then
     return {1, n}
 end
 redis.call('DEL', KEYS[1])
-local last = tonumber(redis.call('HGET', KEYS[2], 't') or '0')
-if tonumber(h[4]) > last then
-    redis.call('HSET', KEYS[2], 't', h[4])
-end
 local t = redis.call('TIME')
 applied(KEYS[2], 'd:' .. ARGV[2],
     tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000),
-    tonumber(ARGV[6]))
+    tonumber(ARGV[6]), h[4])
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
 -- pcall: a client without access to the channel (ACL) still frees the
 -- lock; its waiters then wake by their capped sleeps.

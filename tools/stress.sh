@@ -43,6 +43,8 @@ esac
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${build:-$root/build}
+# Absolute: the servers it starts run in directories under it.
+[ -d "$build" ] && build=$(cd "$build" && pwd)
 exe=$build/tests/test_stress_stress
 if [ ! -x "$exe" ]; then
     echo "stress.sh: $exe not built (cmake -DRDL_BUILD_TESTS=ON, then" \

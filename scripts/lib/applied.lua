@@ -6,18 +6,29 @@
 -- Records older than the window are pruned whenever their number doubled
 -- since the last prune ("dn" counts them, "dp" is the count after that
 -- prune): amortised O(1) per record, at most twice one window's records.
-local function applied(fence, field, now, window)
-    redis.call('HSET', fence, field, now)
-    local n = redis.call('HINCRBY', fence, 'dn', 1)
-    if n < 2 * tonumber(redis.call('HGET', fence, 'dp') or '32') then
+--
+-- token (optional): the token of the hold that ended; written back as the
+-- fence's last token if it is larger (a hold the watchdog kept for longer
+-- than the fence's retention may have outlived its fence key). One read
+-- and one write of the fence when nothing is pruned.
+local function applied(fence, field, now, window, token)
+    local f = redis.call('HMGET', fence, 't', 'dn', 'dp')
+    local n = tonumber(f[2] or '0') + 1
+    local set = {field, now, 'dn', n}
+    if token and tonumber(token) > tonumber(f[1] or '0') then
+        set[#set + 1] = 't'
+        set[#set + 1] = token
+    end
+    redis.call('HSET', fence, unpack(set))
+    if n < 2 * tonumber(f[3] or '32') then
         return
     end
-    local f = redis.call('HGETALL', fence)
+    local all = redis.call('HGETALL', fence)
     n = 0
-    for i = 1, #f, 2 do
-        if string.sub(f[i], 1, 2) == 'd:' then
-            if tonumber(f[i + 1]) <= now - window then
-                redis.call('HDEL', fence, f[i])
+    for i = 1, #all, 2 do
+        if string.sub(all[i], 1, 2) == 'd:' then
+            if tonumber(all[i + 1]) <= now - window then
+                redis.call('HDEL', fence, all[i])
             else
                 n = n + 1
             end

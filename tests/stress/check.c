@@ -346,18 +346,22 @@ static int exclusive(const hold *h)
 }
 
 /* Whether `a`, granted first, may have lost the lock before `b` was
- * granted, and knows it: its lease could have run out by then, or a fault
- * wiped the server. Or whether `b`, told, was granted on a server that
- * lost its data before `a` was granted: a multilock part taken before a
- * restart, while the multilock went on waiting for its other parts,
- * returns after `a`'s grant, and no client can tell before its release. */
+ * granted, and knows it (or was killed before it could): its lease could
+ * have run out by then, or a fault wiped the server. Or whether `b`, told, was
+ * granted on a server that lost its data before `a` was granted: a multilock
+ * part taken before a restart, while the multilock went on waiting for its
+ * other parts, returns after `a`'s grant, and no client can tell before its
+ * release. */
 static int excused(const model *m, const hold *a, const hold *b)
 {
     int64_t grant = b->acq->t1_us;
+    /* A holder killed (SIGKILL) before it released can never be told; its
+     * hold ended with its lease like any other, so it counts as told. */
+    int gone = a->rel == NULL && death_of(m, a->acq->proc) != INF;
     if (b->told &&
         fault_near(m, b->acq->t0_us, a->acq->t1_us, -2, 0, 0) != NULL)
         return 1;
-    if (!a->told)
+    if (!a->told && !gone)
         return 0;
     if (a->last_acq->lease_ms < 0)
         return 1;
