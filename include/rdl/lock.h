@@ -112,7 +112,10 @@ RDL_API const char *rdl_lock_name(const rdl_lock_t *lock);
  *         RDL_EDEADLK (called on the client's
  *         loop thread); RDL_ECLOSED; RDL_ECONNLOST or RDL_ECMDTIMEOUT (the
  *         outcome stayed unknown after retries; a hold taken would expire by
- *         its lease); any infrastructure code. Nothing is written to Redis
+ *         its lease); RDL_ELOST (a re-entry found that this owner's hold had
+ *         ended unnoticed: the server lost it, or its lease ran out before
+ *         its local deadline said so; nothing is held, and releasing the
+ *         outer levels reports RDL_ELOST too); any infrastructure code. Nothing is written to Redis
  *         for invalid input.
  * Thread safety: safe from any thread but the client's loop thread.
  */

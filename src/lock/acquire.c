@@ -160,6 +160,20 @@ static void on_try(void *data, int status, const redisReply *r)
             complete(op, RDL_ECANCELED);
             return;
         }
+        /* A new hold (count 1) while this client holds one for the owner
+         * that it still believes valid: the earlier hold ended unnoticed
+         * (the server lost it, or its lease ran out) and the caller, who
+         * asked to re-enter, would go on believing it holds its outer
+         * level. Give this level back and report the loss. */
+        if (res.count == 1 && rdl__hold_lost_unnoticed(lock, op->owner)) {
+            undo(op);
+            rdl__errmsg_set(lock->c,
+                            "the hold of lock \"%.200s\" was lost before "
+                            "this re-entry; nothing is held now",
+                            lock->name);
+            complete(op, RDL_ELOST);
+            return;
+        }
         /* Recorded (and an auto hold registered with the watchdog) before
          * the caller hears of it. */
         status = rdl__hold_granted(lock, op->owner, res.token, res.count,

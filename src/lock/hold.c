@@ -152,6 +152,31 @@ int rdl__hold_granted(rdl_lock_t *lock, rdl_owner_t owner, uint64_t token,
     return 0;
 }
 
+int rdl__hold_lost_unnoticed(rdl_lock_t *lock, rdl_owner_t owner)
+{
+    rdl__hold *h;
+    rdl__auto *rec = NULL;
+    int believed;
+    uint64_t now = rdl__now_ms();
+
+    uv_mutex_lock(&lock->mu);
+    h = find_hold(lock, owner);
+    believed = h != NULL && !h->lost && h->count >= 1 &&
+               (h->wd != NULL || h->deadline > now);
+    if (believed) {
+        rec = h->wd;
+        h->wd = NULL;
+        h->lost = 1;
+        h->deadline = 0;
+    }
+    uv_mutex_unlock(&lock->mu);
+    if (rec != NULL) {
+        rdl__wd_remove(&rec->wd); /* its done callback frees it */
+        rdl__lock_report_lost(lock, owner, RDL_ELOST);
+    }
+    return believed;
+}
+
 void rdl__hold_releasing(rdl_lock_t *lock, rdl_owner_t owner)
 {
     rdl__hold *h;

@@ -212,6 +212,11 @@ int rdl__release_undo(rdl_lock_t *lock, rdl_owner_t owner, const char *reqid,
 int rdl__hold_granted(rdl_lock_t *lock, rdl_owner_t owner, uint64_t token,
                       uint32_t count, uint64_t sent_at, int64_t lease_ms,
                       int auto_lease);
+/* The server granted owner a new hold (count 1) although this client
+ * holds one it believes valid (not known lost, lease not run out): the
+ * earlier hold ended unnoticed. Marks it lost (the lost callback runs for
+ * an auto hold; later releases report RDL_ELOST) and returns 1; else 0. */
+int rdl__hold_lost_unnoticed(rdl_lock_t *lock, rdl_owner_t owner);
 /* A release of one level of owner's hold is about to be sent: if it may
  * end the hold, renewals stop until rdl__hold_released(). */
 void rdl__hold_releasing(rdl_lock_t *lock, rdl_owner_t owner);

@@ -81,7 +81,10 @@ static void on_release(void *data, int status, const redisReply *r)
      * acquire.c). */
     if (status != 0 && status != RDL_ENOTHELD && op->unknown_status != 0)
         status = op->unknown_status;
-    if (status == 0) {
+    if (op->undo_of[0] != '\0') {
+        /* An undo gives back a level its caller was never told of: what
+         * the client believes it holds does not change. */
+    } else if (status == 0) {
         if (rdl__hold_released(lock, op->owner, (int)remaining))
             status = RDL_ELOST; /* reported lost before this release */
     } else if (status == RDL_ENOTHELD) {
@@ -127,11 +130,15 @@ static int start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
     rdl__client_owner(lock->c, owner, op->owner_str);
     rdl__client_reqid(lock->c, op->reqid);
     op->first_sent = rdl__now_ms();
-    /* No renewal may be sent after a release that can end the hold. */
-    rdl__hold_releasing(lock, owner);
+    /* No renewal may be sent after a release that can end the hold (an
+     * undo gives back a level the caller was never told of: it leaves the
+     * client's record alone). */
+    if (undo_of == NULL)
+        rdl__hold_releasing(lock, owner);
     rc = send_script(op);
     if (rc != 0) {
-        (void)rdl__hold_released(lock, owner, -2);
+        if (undo_of == NULL)
+            (void)rdl__hold_released(lock, owner, -2);
         rdl__free(op);
         return rc;
     }

@@ -804,6 +804,48 @@ static void test_races_multilock_lost_reentered_releases_all(void **state)
     assert_int_equal(exists(s, "rdl:lock:{lost-b}"), 0);
 }
 
+/* A re-entry after the hold vanished unnoticed (the server lost it: a
+ * restart or failover; here a DEL) was granted as a new hold with a new
+ * token, and the caller went on believing it held its outer level (seen
+ * by a long faults stress run across a restart). Now the re-entry gives
+ * the new level back and reports RDL_ELOST, and so does the release of
+ * the outer level. */
+static void check_reentry_after_loss(int64_t lease_ms)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s);
+    rdl_lock_t *l = rdlt_lock(c, "vanished");
+    lost_log log = {0};
+
+    rdlt_assert_ok(rdl_lock_set_lost_cb(l, on_lost, &log));
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, lease_ms));
+    freeReplyObject(rdlt_cmd(s, "DEL rdl:lock:{vanished}"));
+    rdlt_assert_rc(rdl_lock_acquire_as(l, A, 0, lease_ms), RDL_ELOST);
+    await_gone(s, "rdl:lock:{vanished}"); /* the new level given back */
+    assert_int_equal(rdl_lock_fencing_token(l, A), 0);
+    assert_int_equal(rdl_lock_valid_ms(l, A), 0);
+    rdlt_assert_rc(rdl_lock_release_as(l, A), RDL_ELOST);
+    rdlt_assert_rc(rdl_lock_release_as(l, A), RDL_ENOTHELD);
+    /* The lost callback is the watchdog's: auto holds only. */
+    assert_int_equal(__atomic_load_n(&log.count, __ATOMIC_ACQUIRE),
+                     lease_ms == RDL_LEASE_AUTO ? 1 : 0);
+    /* A new acquisition is a new hold, as always. */
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, lease_ms));
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+}
+
+static void test_races_reentry_after_unnoticed_loss_auto(void **state)
+{
+    (void)state;
+    check_reentry_after_loss(RDL_LEASE_AUTO);
+}
+
+static void test_races_reentry_after_unnoticed_loss_fixed(void **state)
+{
+    (void)state;
+    check_reentry_after_loss(30000);
+}
+
 /* Parts that are one lock are refused: the script wrote the key twice on
  * one client, and on two clients the call waited for itself. */
 static void test_races_multilock_same_lock_refused(void **state)
@@ -938,6 +980,8 @@ int main(int argc, char **argv)
         RDLT_TEST(test_races_multilock_budget_is_timeout),
         RDLT_TEST(test_races_multilock_lost_reentered_releases_all),
         RDLT_TEST(test_races_multilock_same_lock_refused),
+        RDLT_TEST(test_races_reentry_after_unnoticed_loss_auto),
+        RDLT_TEST(test_races_reentry_after_unnoticed_loss_fixed),
         RDLT_TEST(test_races_multilock_ring),
     };
     rdlt_init(argc, argv);
