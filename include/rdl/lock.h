@@ -115,9 +115,9 @@ RDL_API const char *rdl_lock_name(const rdl_lock_t *lock);
  *         its lease); RDL_ELOST (a re-entry found that this owner's hold had
  *         ended unnoticed: the server lost it, or its lease ran out before
  *         its local deadline said so; nothing is held, and releasing the
- *         outer levels reports RDL_ELOST too); any infrastructure code. Nothing is written to Redis
- *         for invalid input.
- * Thread safety: safe from any thread but the client's loop thread.
+ *         outer levels reports RDL_ELOST too); any infrastructure code. Nothing
+ * is written to Redis for invalid input. Thread safety: safe from any thread
+ * but the client's loop thread.
  */
 RDL_API RDL_NODISCARD int rdl_lock_acquire(rdl_lock_t *lock, int64_t wait_ms,
                                            int64_t lease_ms);
