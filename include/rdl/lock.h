@@ -109,15 +109,15 @@ RDL_API const char *rdl_lock_name(const rdl_lock_t *lock);
  *         RDL_ETIMEDOUT (wait budget spent);
  *         RDL_EINVAL (NULL lock, wait_ms or lease_ms negative other than
  *         the sentinels, lease_ms 0 or above RDL_LEASE_MAX_MS);
- *         RDL_EDEADLK (called on the client's
- *         loop thread); RDL_ECLOSED; RDL_ECONNLOST or RDL_ECMDTIMEOUT (the
- *         outcome stayed unknown after retries; a hold taken would expire by
- *         its lease); RDL_ELOST (a re-entry found that this owner's hold had
- *         ended unnoticed: the server lost it, or its lease ran out before
- *         its local deadline said so; nothing is held, and releasing the
- *         outer levels reports RDL_ELOST too); any infrastructure code. Nothing
- * is written to Redis for invalid input. Thread safety: safe from any thread
- * but the client's loop thread.
+ *         RDL_EDEADLK (called on the client's loop thread); RDL_ECLOSED;
+ *         RDL_ECONNLOST or RDL_ECMDTIMEOUT (the outcome stayed unknown
+ *         after retries; a hold taken would expire by its lease);
+ *         RDL_ELOST (a re-entry found that this owner's hold had ended
+ *         unnoticed: the server lost it, or its lease ran out before its
+ *         local deadline said so; nothing is held, and releasing the outer
+ *         levels reports RDL_ELOST too); any infrastructure code. Nothing
+ *         is written to Redis for invalid input.
+ * Thread safety: safe from any thread but the client's loop thread.
  */
 RDL_API RDL_NODISCARD int rdl_lock_acquire(rdl_lock_t *lock, int64_t wait_ms,
                                            int64_t lease_ms);
