@@ -23,7 +23,6 @@
 #include "rdlt.h"
 
 #define MAX_CLIENTS 16
-#define MAX_NAMES 32
 
 typedef struct fclient {
     int fd; /* -1: free */
@@ -40,11 +39,7 @@ struct rdlt_fake {
     int owner_port; /* CLUSTER SLOTS names it for every slot */
     int wake[2];    /* a byte here stops the thread */
     pthread_t thread;
-    pthread_mutex_t mu; /* guards the log and the counts */
-    char *log;
-    size_t loglen, logcap;
-    char names[MAX_NAMES][24];
-    unsigned counts[MAX_NAMES];
+    rdlt_cmdlog cmds;
     fclient cl[MAX_CLIENTS];
 };
 
@@ -134,33 +129,7 @@ static int write_all(int fd, const char *p, size_t n)
  * commands of that name this node has now received. */
 static unsigned record(rdlt_fake *f, const char *name, size_t len)
 {
-    char up[24];
-    size_t i, n = len < sizeof(up) - 1 ? len : sizeof(up) - 1;
-    unsigned count = 0;
-    for (i = 0; i < n; i++)
-        up[i] = (char)toupper((unsigned char)name[i]);
-    up[n] = '\0';
-    pthread_mutex_lock(&f->mu);
-    if (f->loglen + n + 2 > f->logcap) {
-        f->logcap = (f->loglen + n + 2) * 2;
-        f->log = realloc(f->log, f->logcap);
-        if (f->log == NULL)
-            abort();
-    }
-    if (f->loglen > 0)
-        f->log[f->loglen++] = ' ';
-    memcpy(f->log + f->loglen, up, n + 1);
-    f->loglen += n;
-    for (i = 0; i < MAX_NAMES; i++) {
-        if (f->names[i][0] == '\0')
-            snprintf(f->names[i], sizeof(f->names[i]), "%s", up);
-        if (strcmp(f->names[i], up) == 0) {
-            count = ++f->counts[i];
-            break;
-        }
-    }
-    pthread_mutex_unlock(&f->mu);
-    return count;
+    return rdlt_cmdlog_add(&f->cmds, name, len);
 }
 
 /* ---- commands ------------------------------------------------------------ */
@@ -363,8 +332,7 @@ static void destroy(void *p)
     close(f->wake[0]);
     close(f->wake[1]);
     close(f->lfd);
-    pthread_mutex_destroy(&f->mu);
-    free(f->log);
+    rdlt_cmdlog_free(&f->cmds);
     free(f);
 }
 
@@ -382,7 +350,7 @@ rdlt_fake *rdlt_fake_start(rdlt_server *backend, rdlt_fake_rule rule,
     f->data = data;
     for (i = 0; i < MAX_CLIENTS; i++)
         f->cl[i].fd = -1;
-    pthread_mutex_init(&f->mu, NULL);
+    rdlt_cmdlog_init(&f->cmds);
     f->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     assert_true(f->lfd >= 0);
     memset(&a, 0, sizeof(a));
@@ -411,22 +379,10 @@ void rdlt_fake_set_owner(rdlt_fake *f, int port)
 
 char *rdlt_fake_log(rdlt_fake *f)
 {
-    char *s;
-    pthread_mutex_lock(&f->mu);
-    s = strdup(f->log != NULL ? f->log : "");
-    pthread_mutex_unlock(&f->mu);
-    assert_non_null(s);
-    return s;
+    return rdlt_cmdlog_text(&f->cmds);
 }
 
 unsigned rdlt_fake_count(rdlt_fake *f, const char *name)
 {
-    unsigned n = 0;
-    int i;
-    pthread_mutex_lock(&f->mu);
-    for (i = 0; i < MAX_NAMES; i++)
-        if (strcasecmp(f->names[i], name) == 0)
-            n = f->counts[i];
-    pthread_mutex_unlock(&f->mu);
-    return n;
+    return rdlt_cmdlog_count(&f->cmds, name);
 }

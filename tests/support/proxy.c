@@ -38,7 +38,6 @@
 #include "rdlt.h"
 
 #define MAX_CONNS 32
-#define MAX_NAMES 32
 #define MAX_RULES 16
 #define MAX_ARGS 64
 
@@ -103,10 +102,7 @@ struct rdlt_proxy {
     int64_t delay_ms[2]; /* [0] subscriber, [1] command connections */
     rule rules[MAX_RULES];
     int open; /* client connections open */
-    char *log;
-    size_t loglen, logcap;
-    char names[MAX_NAMES][24];
-    unsigned counts[MAX_NAMES];
+    rdlt_cmdlog cmds;
     pconn cn[MAX_CONNS]; /* the thread's own */
 };
 
@@ -256,33 +252,7 @@ static void accept_conn(rdlt_proxy *p)
 /* Counts and logs one command name (upper-case). */
 static void record(rdlt_proxy *p, const char *name, size_t n)
 {
-    char up[24];
-    size_t i;
-    if (n >= sizeof(up))
-        n = sizeof(up) - 1;
-    for (i = 0; i < n; i++)
-        up[i] = (char)toupper((unsigned char)name[i]);
-    up[n] = '\0';
-    pthread_mutex_lock(&p->mu);
-    if (p->loglen + n + 2 > p->logcap) {
-        p->logcap = (p->loglen + n + 2) * 2;
-        p->log = realloc(p->log, p->logcap);
-        if (p->log == NULL)
-            abort();
-    }
-    if (p->loglen > 0)
-        p->log[p->loglen++] = ' ';
-    memcpy(p->log + p->loglen, up, n + 1);
-    p->loglen += n;
-    for (i = 0; i < MAX_NAMES; i++) {
-        if (p->names[i][0] == '\0')
-            snprintf(p->names[i], sizeof(p->names[i]), "%s", up);
-        if (strcmp(p->names[i], up) == 0) {
-            p->counts[i]++;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&p->mu);
+    (void)rdlt_cmdlog_add(&p->cmds, name, n);
 }
 
 static int matches(const rule *r, const redisReply *cmd)
@@ -632,7 +602,7 @@ static void destroy(void *ptr)
     close(p->lfd);
     pthread_cond_destroy(&p->cv);
     pthread_mutex_destroy(&p->mu);
-    free(p->log);
+    rdlt_cmdlog_free(&p->cmds);
     free(p);
 }
 
@@ -650,6 +620,7 @@ rdlt_proxy *rdlt_proxy_new(rdlt_server *upstream)
         p->cn[i].ufd = -1;
     }
     pthread_mutex_init(&p->mu, NULL);
+    rdlt_cmdlog_init(&p->cmds);
     pthread_cond_init(&p->cv, NULL);
     p->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     assert_true(p->lfd >= 0);
@@ -789,14 +760,7 @@ void rdlt_proxy_reset(rdlt_proxy *p, int rst)
 
 unsigned rdlt_proxy_count(rdlt_proxy *p, const char *cmd)
 {
-    unsigned n = 0;
-    int i;
-    pthread_mutex_lock(&p->mu);
-    for (i = 0; i < MAX_NAMES; i++)
-        if (strcasecmp(p->names[i], cmd) == 0)
-            n = p->counts[i];
-    pthread_mutex_unlock(&p->mu);
-    return n;
+    return rdlt_cmdlog_count(&p->cmds, cmd);
 }
 
 int rdlt_proxy_wait_count(rdlt_proxy *p, const char *cmd, unsigned n,
@@ -822,10 +786,5 @@ int rdlt_proxy_connections(rdlt_proxy *p)
 
 char *rdlt_proxy_log(rdlt_proxy *p)
 {
-    char *s;
-    pthread_mutex_lock(&p->mu);
-    s = strdup(p->log != NULL ? p->log : "");
-    pthread_mutex_unlock(&p->mu);
-    assert_non_null(s);
-    return s;
+    return rdlt_cmdlog_text(&p->cmds);
 }

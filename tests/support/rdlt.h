@@ -13,6 +13,7 @@
 #ifndef RDLT_H
 #define RDLT_H
 
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -152,6 +153,29 @@ const char *rdlt_cluster_node_id(rdlt_cluster *cl, rdlt_server *s);
 void rdlt_cluster_wait_ok(rdlt_cluster *cl, int64_t timeout_ms);
 /* A connected client for the cluster (connect 2000 ms, command 2000 ms). */
 rdl_client_t *rdlt_cluster_client(rdlt_cluster *cl);
+
+/* ---- cmdlog.c: the commands a test server received ---------------------- */
+
+#define RDLT_CMDLOG_NAMES 32
+
+/* Names in order ("CLIENT EVALSHA EVAL") and a count per name (the first
+ * RDLT_CMDLOG_NAMES distinct names). Thread-safe. */
+typedef struct rdlt_cmdlog {
+    pthread_mutex_t mu;
+    char *log;
+    size_t len, cap;
+    char names[RDLT_CMDLOG_NAMES][24];
+    unsigned counts[RDLT_CMDLOG_NAMES];
+} rdlt_cmdlog;
+
+void rdlt_cmdlog_init(rdlt_cmdlog *l);
+void rdlt_cmdlog_free(rdlt_cmdlog *l);
+/* Adds name[0..len) (upper-cased); returns how many of it now. */
+unsigned rdlt_cmdlog_add(rdlt_cmdlog *l, const char *name, size_t len);
+/* How many commands of that name (case-insensitive). */
+unsigned rdlt_cmdlog_count(rdlt_cmdlog *l, const char *name);
+/* The names, space-separated; free() it. */
+char *rdlt_cmdlog_text(rdlt_cmdlog *l);
 
 /* ---- fake.c: a scripted fake cluster node ---------------------------------- */
 
