@@ -948,26 +948,6 @@ static void test_lock_closed_client(void **state)
 
 /* ---- undo of an acquisition ------------------------------------------------ */
 
-static char *read_script(const char *name)
-{
-    char path[512];
-    FILE *f;
-    long n;
-    char *buf;
-    snprintf(path, sizeof(path), "%s/%s.lua", RDL_TEST_SCRIPTS_DIR, name);
-    f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = malloc((size_t)n + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
 static long long undo_level(rdlt_server *s, const char *body, const char *owner,
                             const char *undo_of)
 {
@@ -991,7 +971,7 @@ static void test_lock_undo_releases_only_that_request(void **state)
     rdlt_server *s = rdlt_server_start();
     rdl_client_t *c = rdlt_client(s);
     rdl_lock_t *l = rdlt_lock(c, "undo");
-    char *body = read_script("lock_release");
+    char *body = rdlt_read_script(RDL_TEST_SCRIPTS_DIR, "lock_release");
     redisReply *r;
     char owner[128], last[128];
     (void)state;

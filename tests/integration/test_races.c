@@ -415,33 +415,13 @@ static void test_races_rw_last_live_reader_wakes_writer(void **state)
     rdlt_assert_ok(rdl_lock_release_as(rdl_rwlock_write(live), C));
 }
 
-static char *read_script(const char *name)
-{
-    char path[1024];
-    FILE *f;
-    long n;
-    char *buf;
-    snprintf(path, sizeof(path), "%s/%s.lua", RDL_TEST_SCRIPTS_DIR, name);
-    f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = malloc((size_t)n + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
 /* The last live waiting writer gives up while a dead writer's entry is
  * still in the set. Before: ZCARD counted the dead entry and the readers
  * held back by writers were not woken. */
 static void test_races_rw_leave_ignores_dead_writers(void **state)
 {
     rdlt_server *s = rdlt_server_start();
-    char *body = read_script("rw_leave");
+    char *body = rdlt_read_script(RDL_TEST_SCRIPTS_DIR, "rw_leave");
     redisContext *sub;
     redisReply *r;
     struct timeval tv = {3, 0};

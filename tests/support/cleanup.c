@@ -1,4 +1,5 @@
-/* The cleanup stack, time helpers and the common main() of test programs. */
+/* The cleanup stack, time helpers, the common main() of test programs, and
+ * reading a script file. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -123,4 +124,25 @@ int rdlt_wait_flag(const int *flag, int64_t timeout_ms)
            rdlt_now_ms() < deadline)
         rdlt_sleep_ms(2);
     return v;
+}
+
+char *rdlt_read_script(const char *dir, const char *name)
+{
+    char path[1024];
+    FILE *f;
+    long n;
+    char *buf;
+    snprintf(path, sizeof(path), "%s/%s.lua", dir, name);
+    f = fopen(path, "rb");
+    if (f == NULL)
+        fail_msg("cannot read %s", path);
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    buf = malloc((size_t)n + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
 }

@@ -370,6 +370,10 @@ int rdlt_loop_stop(rdlt_loop *lp);
 
 /* ---- misc ------------------------------------------------------------------- */
 
+/* The text of dir/name.lua (the expanded scripts a test target gets as
+ * RDL_TEST_SCRIPTS_DIR); fails the test if it cannot be read. free() it. */
+char *rdlt_read_script(const char *dir, const char *name);
+
 /* Waits until *flag (read atomically) is non-zero or timeout_ms passes;
  * returns the flag's value. */
 int rdlt_wait_flag(const int *flag, int64_t timeout_ms);
