@@ -11,7 +11,6 @@
 
 /* The keys rdl builds for an untagged name (src/core/keys.c). */
 #define KEY_HOLD "rdl:lock:{%s}"
-#define KEY_FENCE "rdl:lock.fence:{%s}"
 #define CHANNEL "rdl:lock.ch:{%s}"
 #define LEASE_MS "30000"
 #define RETENTION_MS "86400000"
@@ -86,29 +85,28 @@ static int append(bench_raw *r, const char *name, int acquire)
 {
     const rdl__script *s = &rdl__scripts[acquire ? RDL__SCRIPT_LOCK_ACQUIRE
                                                  : RDL__SCRIPT_LOCK_RELEASE];
-    char hold[1100], fence[1100], chan[1100], reqid[64];
+    char hold[1100], chan[1100], reqid[64];
     if (r->tag[0] != '\0') { /* a cluster: every raw key in one slot */
         snprintf(hold, sizeof(hold), "rdl:lock:{%s}:%s", r->tag, name);
-        snprintf(fence, sizeof(fence), "rdl:lock.fence:{%s}:%s", r->tag, name);
     } else {
         snprintf(hold, sizeof(hold), KEY_HOLD, name);
-        snprintf(fence, sizeof(fence), KEY_FENCE, name);
     }
     snprintf(reqid, sizeof(reqid), "%s:%llx", r->id,
              (unsigned long long)++r->seq);
     if (acquire) {
-        const char *argv[] = {"EVALSHA", s->sha,   "2",   hold,        fence,
-                              r->owner,  LEASE_MS, reqid, RETENTION_MS};
-        return redisAppendCommandArgv(r->rc, 9, argv, NULL) == REDIS_OK ? 0
+        /* "": a one-shot try, not registered as a waiter. */
+        const char *argv[] = {"EVALSHA", s->sha,   "1",   hold,
+                              r->owner,  LEASE_MS, reqid, ""};
+        return redisAppendCommandArgv(r->rc, 8, argv, NULL) == REDIS_OK ? 0
                                                                         : -1;
     } else {
         /* ARGV as every kind's release (src/lock/release.c): ..., the
          * applied-set window, "" (not an undo). */
-        const char *argv[] = {"EVALSHA", s->sha,       "2",       hold,
-                              fence,     r->owner,     reqid,     "publish",
-                              chan,      RETENTION_MS, WINDOW_MS, ""};
+        const char *argv[] = {"EVALSHA",    s->sha,    "1",       hold,
+                              r->owner,     reqid,     "publish", chan,
+                              RETENTION_MS, WINDOW_MS, ""};
         snprintf(chan, sizeof(chan), CHANNEL, name);
-        return redisAppendCommandArgv(r->rc, 12, argv, NULL) == REDIS_OK ? 0
+        return redisAppendCommandArgv(r->rc, 11, argv, NULL) == REDIS_OK ? 0
                                                                          : -1;
     }
 }

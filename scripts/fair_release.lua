@@ -43,7 +43,7 @@ end
 redis.call('DEL', KEYS[1])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-applied(KEYS[2], 'd:' .. ARGV[2], now, tonumber(ARGV[6]), h[4])
+applied(KEYS[2], 'd:' .. ARGV[2], ARGV[2], now, tonumber(ARGV[6]), h[4])
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
 local before = redis.call('ZRANGE', KEYS[3], 0, 1)
 local dead = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, 64)

@@ -1,31 +1,44 @@
 -- lock_acquire: one try to take or re-enter a reentrant lock.
 --
--- KEYS[1]  hold   hash {o = owner, n = hold count, t = fencing token,
---                       r = id of the last request applied}; PTTL = lease
--- KEYS[2]  fence  hash {t = last token issued, r = id of the release that
---                       last freed the lock}; outlives the hold
+-- KEYS[1]  lock hash, the lock's only key: o = owner ("" or absent: free),
+--          n = hold count, t = fencing token (of the hold; while free, the
+--          last issued), r = last request applied to the hold, the waiter
+--          registry (lib/waiters) and the applied set (lib/applied).
+--          PTTL = the lease while held, the retention while free.
 -- ARGV[1]  owner string "<client-id>:<owner>"
 -- ARGV[2]  lease in ms (> 0)
 -- ARGV[3]  request id, unique per request; a retry sends the same id
--- ARGV[4]  retention of the fence key after the lease, in ms
+-- ARGV[4]  registration lifetime in ms if the caller waits when the lock
+--          is held; "" for a one-shot try (not registered)
+-- ARGV[5]  "1": the token is at least the server time in microseconds
+--          (the parts of a RedLock, whose token is the largest of a set of
+--          servers that changes from grant to grant); "": no clock read
 --
--- Replies  {1, token, count}  acquired (count 1) or re-entered (count > 1)
---          {0, pttl}          held by another owner for pttl more ms
+-- Replies  {1, token, count}      acquired (count 1) or re-entered
+--          {0, pttl, registered}  held by another owner for pttl more ms;
+--                                 registered 1 if the caller now waits in
+--                                 the registry
 --
 -- A retry of a request that was applied (its reply was lost) returns the
--- same result instead of counting again. Tokens are max(last + 1, server
--- time in microseconds): strictly increasing while the fence key lives, and
--- still increasing after it expired or the data was lost, as long as the
--- server clock does not step back.
-local h = redis.call('HMGET', KEYS[1], 'o', 'n', 't', 'r')
+-- same result instead of counting again. Tokens: the last token + 1 while
+-- the hash lives, else the server time in microseconds (with ARGV[5], the
+-- larger of the two). Each token is at most the server time (us) of its
+-- grant, since grants are at least 1 us apart; so tokens stay strictly
+-- increasing after the hash expired (a holder that died, a name unused for
+-- the retention) as long as the server clock does not step back
+-- (docs/design-notes.md "The token guarantee").
+-- Uncontended: 3 commands (HMGET, HSET, PEXPIRE).
+--@include waiters
+local me = ARGV[1]
+local h = redis.call('HMGET', KEYS[1], 'o', 'n', 't', 'r', 'qt', 'q:' .. me)
 local lease = tonumber(ARGV[2])
 
-if h[1] == ARGV[1] then
+if h[1] == me then
     if h[4] == ARGV[3] then
         return {1, tonumber(h[3]), tonumber(h[2])}
     end
-    local n = redis.call('HINCRBY', KEYS[1], 'n', 1)
-    redis.call('HSET', KEYS[1], 'r', ARGV[3])
+    local n = tonumber(h[2]) + 1
+    redis.call('HSET', KEYS[1], 'n', n, 'r', ARGV[3])
     -- Re-entering never shortens the hold.
     if redis.call('PTTL', KEYS[1]) < lease then
         redis.call('PEXPIRE', KEYS[1], lease)
@@ -33,19 +46,26 @@ if h[1] == ARGV[1] then
     return {1, tonumber(h[3]), n}
 end
 
-if h[1] then
-    return {0, redis.call('PTTL', KEYS[1])}
+if h[1] and h[1] ~= '' then
+    local pttl = redis.call('PTTL', KEYS[1])
+    if ARGV[4] == '' then
+        return {0, pttl, 0}
+    end
+    local t = redis.call('TIME')
+    local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    waiter_add(KEYS[1], me, tonumber(ARGV[4]), now, h[5], h[6])
+    return {0, pttl, 1}
 end
 
-local now = redis.call('TIME')
-local token = tonumber(now[1]) * 1000000 + tonumber(now[2])
-local last = tonumber(redis.call('HGET', KEYS[2], 't') or '0')
-if token <= last then
-    token = last + 1
+local token = tonumber(h[3] or '0') + 1
+if not h[3] or ARGV[5] == '1' then
+    local t = redis.call('TIME')
+    token = math.max(token, tonumber(t[1]) * 1000000 + tonumber(t[2]))
 end
-local ts = string.format('%d', token)
-redis.call('HSET', KEYS[1], 'o', ARGV[1], 'n', 1, 't', ts, 'r', ARGV[3])
+redis.call('HSET', KEYS[1], 'o', me, 'n', 1, 't',
+    string.format('%d', token), 'r', ARGV[3])
 redis.call('PEXPIRE', KEYS[1], lease)
-redis.call('HSET', KEYS[2], 't', ts)
-redis.call('PEXPIRE', KEYS[2], lease + tonumber(ARGV[4]))
+if h[6] then
+    waiter_remove(KEYS[1], me, h[6])
+end
 return {1, token, 1}

@@ -59,7 +59,7 @@ if cnt > 1 then
     return {1, cnt - 1}
 end
 redis.call('HDEL', KEYS[1], unpack(fields))
-applied(KEYS[2], 'd:' .. ARGV[2], now, tonumber(ARGV[6]))
+applied(KEYS[2], 'd:' .. ARGV[2], ARGV[2], now, tonumber(ARGV[6]))
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
 if redis.call('HLEN', KEYS[1]) == 0 then
     redis.call('DEL', KEYS[1])

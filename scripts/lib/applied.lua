@@ -1,38 +1,81 @@
 -- lib/applied: the applied set of a lock, pulled into every script that
 -- ends a hold when the scripts are embedded. Not a script of its own.
 --
--- The applied set (docs/design-notes.md "Request ids"): fields "d:<id>" of
--- the fence hash, valued with the server time (ms) the request was applied.
--- Records older than the window are pruned whenever their number doubled
--- since the last prune ("dn" counts them, "dp" is the count after that
--- prune): amortised O(1) per record, at most twice one window's records.
---
--- token (optional): the token of the hold that ended; written back as the
--- fence's last token if it is larger (a hold the watchdog kept for longer
--- than the fence's retention may have outlived its fence key). One read
--- and one write of the fence when nothing is pruned.
-local function applied(fence, field, now, window, token)
-    local f = redis.call('HMGET', fence, 't', 'dn', 'dp')
-    local n = tonumber(f[2] or '0') + 1
-    local set = {field, now, 'dn', n}
-    if token and tonumber(token) > tonumber(f[1] or '0') then
-        set[#set + 1] = 't'
-        set[#set + 1] = token
+-- The applied set (docs/design-notes.md "Request ids") is a set of fields
+-- "d:<...>" of one hash (the plain lock's hash, the other kinds' fence),
+-- each valued "<generation>|<request id>": the request, and the generation
+-- in which it was applied. The plain lock keeps one field per owner (the
+-- owner's last final release: a retry comes before the owner's next
+-- request), so its hash stays small; the other kinds one per request.
+--   g   the current generation     gs  server time (ms) when g began
+--   dn  records now                dp  records left by the last prune
+-- Writing a record reads no clock. When dn has doubled since dp, a prune
+-- drops the records of generations before g if g began more than a window
+-- ago (each of them was applied before g began), and begins a new
+-- generation: amortised O(1) per record, and the set holds at most the
+-- records of about two windows.
+
+-- Prunes the set in `key` (g and gs as read; now in server ms, or nil to
+-- read the clock here).
+local function applied_prune(key, g, gs, window, now)
+    if not now then
+        local t = redis.call('TIME')
+        now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
     end
-    redis.call('HSET', fence, unpack(set))
-    if n < 2 * tonumber(f[3] or '32') then
-        return
-    end
-    local all = redis.call('HGETALL', fence)
-    n = 0
+    local old = tonumber(gs or '0') <= now - window
+    local all = redis.call('HGETALL', key)
+    local n, dead = 0, {}
     for i = 1, #all, 2 do
         if string.sub(all[i], 1, 2) == 'd:' then
-            if tonumber(all[i + 1]) <= now - window then
-                redis.call('HDEL', fence, all[i])
+            if old and tonumber(string.match(all[i + 1], '^%d+')) < g then
+                dead[#dead + 1] = all[i]
             else
                 n = n + 1
             end
         end
     end
-    redis.call('HSET', fence, 'dn', n, 'dp', math.max(n, 32))
+    for i = 1, #dead, 1000 do
+        redis.call('HDEL', key, unpack(dead, i, math.min(i + 999, #dead)))
+    end
+    redis.call('HSET', key, 'dn', n, 'dp', math.max(n, 32), 'g', g + 1,
+        'gs', now)
+end
+
+-- true if a record's value (or false) says request id was applied.
+local function applied_is(value, id)
+    return value and string.sub(value, -#id - 1) == '|' .. id or false
+end
+
+-- Records request id as `field` in the applied set of `key`. st: the
+-- values of dn, dp, g and gs, as the caller read them (HMGET); set: other
+-- field/value pairs the caller writes to `key`, sent in the same HSET;
+-- new: the field did not exist (it counts towards the next prune).
+local function applied_add(key, field, id, st, window, set, new, now)
+    local n = tonumber(st[1] or '0')
+    local g = tonumber(st[3] or '0')
+    if new then
+        n = n + 1
+    end
+    set[#set + 1] = field
+    set[#set + 1] = g .. '|' .. id
+    set[#set + 1] = 'dn'
+    set[#set + 1] = n
+    redis.call('HSET', key, unpack(set))
+    if n >= 2 * tonumber(st[2] or '32') then
+        applied_prune(key, g, st[4], window, now)
+    end
+end
+
+-- Records request id as `field` in the applied set of a fence hash (one
+-- field per request). token (optional):
+-- the token of the hold that ended, written back as the fence's last token
+-- if it is larger (a hold the watchdog kept for longer than the fence's
+-- retention may have outlived its fence key).
+local function applied(fence, field, id, now, window, token)
+    local f = redis.call('HMGET', fence, 'dn', 'dp', 'g', 'gs', 't')
+    local set = {}
+    if token and tonumber(token) > tonumber(f[5] or '0') then
+        set = {'t', token}
+    end
+    applied_add(fence, field, id, f, window, set, true, now)
 end

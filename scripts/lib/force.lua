@@ -7,22 +7,24 @@
 -- the applied set with its answer, and a retry gets that answer again.
 
 -- The first answer of force request `id` (1 freed, 0 was free), or nil.
-local function force_replay(fence, id)
-    if redis.call('HEXISTS', fence, 'd:' .. id .. ':1') == 1 then
+local function force_replay(key, id)
+    local r = redis.call('HMGET', key, 'd:' .. id .. ':1', 'd:' .. id .. ':0')
+    if r[1] then
         return 1
     end
-    if redis.call('HEXISTS', fence, 'd:' .. id .. ':0') == 1 then
+    if r[2] then
         return 0
     end
     return nil
 end
 
--- Records answer r of force request `id` and returns it. A fence that did
--- not exist (a name never held) lives for the window.
-local function force_done(fence, id, r, now, window)
-    applied(fence, 'd:' .. id .. ':' .. r, now, window)
-    if redis.call('PTTL', fence) < 0 then
-        redis.call('PEXPIRE', fence, window)
+-- Records answer r of force request `id` and returns it. The record lives
+-- for the window at least, also in a hash that did not exist (a name never
+-- held) or that would expire sooner.
+local function force_done(key, id, r, now, window)
+    applied(key, 'd:' .. id .. ':' .. r, id, now, window)
+    if redis.call('PTTL', key) < window then
+        redis.call('PEXPIRE', key, window)
     end
     return r
 end

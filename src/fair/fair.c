@@ -45,6 +45,7 @@ static int parse_info(const redisReply *r, rdl_lock_info_t *out)
 
 /* Hand-offs name the new head of the queue; entries expire unless renewed. */
 static const rdl__kind_queue fair_queue = {
+    .renewed = 1,
     .renew_script = RDL__SCRIPT_FAIR_TOUCH,
     .exp_key = 1,
     .order_key = 0,

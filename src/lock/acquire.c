@@ -140,6 +140,11 @@ static void wait_for_release(rdl__acquire *op, int64_t pttl_ms)
         sleep_ms = (uint64_t)pttl_ms;
     if (sleep_ms == UINT64_MAX)
         sleep_ms = (uint64_t)op->lease_ms; /* no lease known: still capped */
+    /* A registration that lapsed is woken by no release: try (and so
+     * register) again before it does. */
+    if (op->queued && !op->lock->kind->queue->renewed &&
+        sleep_ms > (uint64_t)rdl__waiter_life_ms(op->c))
+        sleep_ms = (uint64_t)rdl__waiter_life_ms(op->c);
     uv_timer_start(&op->timer, on_timer, sleep_ms > 0 ? sleep_ms : 1, 0);
 }
 
@@ -172,6 +177,30 @@ static void on_try(void *data, int status, const redisReply *r)
                             "this re-entry; nothing is held now",
                             lock->name);
             complete(op, RDL_ELOST);
+            return;
+        }
+        /* A new hold heard of only after its lease, counted from the send
+         * that may have been applied, could have run out (its reply was
+         * lost and the retry waited): the server may have granted it
+         * afresh, but the client cannot tell, and a hold it cannot vouch
+         * for is worth nothing to the caller. Give it back; try again as
+         * a new request if the budget allows, else report the outcome. */
+        if (res.count == 1 && op->unknown > 0 &&
+            rdl__now_ms() >= op->sent_at + (uint64_t)op->lease_ms) {
+            undo(op);
+            if (!op->one_try && rdl__now_ms() < op->deadline) {
+                rdl__client_reqid(lock->c, op->reqid);
+                op->unknown = 0;
+                op->unknown_status = 0;
+                send_try(op);
+                return;
+            }
+            rdl__errmsg_set(lock->c,
+                            "lock \"%.200s\": the grant arrived after its "
+                            "lease could have ended (replies were lost); "
+                            "it was given back",
+                            lock->name);
+            complete(op, op->unknown_status);
             return;
         }
         /* Recorded (and an auto hold registered with the watchdog) before

@@ -72,6 +72,9 @@ int rdl__kind_keys(const rdl_lock_t *lock, const rdl__kind_call *call,
  * the write side of a read-write lock): a waiter's entry there expires
  * unless the watchdog renews it (waitq.c). */
 typedef struct rdl__kind_queue {
+    int renewed;      /* entries expire unless the watchdog renews them;
+                         else (the plain lock's registry) a registration
+                         lasts rdl__waiter_life_ms() from the try */
     int renew_script; /* keeps entries alive; KEYS in pairs (fair_touch) */
     int exp_key;      /* key_aux[] index of the set of entry expiries */
     int order_key;    /* key_aux[] index of the set giving the order (may
@@ -132,6 +135,7 @@ struct rdl_lock_s {
     char *channel;
     char *key_aux[2]; /* kind-specific keys (rdl__lock_kind.aux_suffix) */
     unsigned flags;   /* kind-specific (read-write lock: writers first) */
+    int anchored;     /* atomic; rdl__lock_anchor_tokens() was called */
     int refs;         /* atomic; see rdl__lock_ref() */
     int freed;        /* atomic; rdl_lock_free() was called */
     uv_mutex_t mu;    /* guards holds and the lost callback */
@@ -249,6 +253,13 @@ void rdl__waitq_queued(rdl__acquire *op);
 /* The acquisition ended with status: stop the heartbeat and, unless it
  * acquired, take the owner out of the queue. */
 void rdl__waitq_end(rdl__acquire *op, int status);
+
+/* How long the registration of a plain lock's waiter lasts after its try
+ * (scripts/lib/waiters.lua); the waiter tries again before that. */
+static inline int64_t rdl__waiter_life_ms(const rdl_client_t *c)
+{
+    return c->watchdog_ms;
+}
 
 /* How long a waiter's queue entry lives without renewal: short, so a dead
  * waiter stops blocking the queue within seconds. */

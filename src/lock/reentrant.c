@@ -1,7 +1,11 @@
 /* The reentrant lock (Redisson's RLock): scripts/lock_*.lua and their
- * replies. One hash per lock holds the owner, its hold count, its fencing
- * token and the last request applied; a fence hash keeps the last token
- * issued beyond the hold's life. */
+ * replies. One hash per lock, its only key, holds the owner, its hold
+ * count, its fencing token, the last request applied, the applied set and
+ * the waiter registry; it outlives the hold (its TTL is the lease while
+ * held, the retention while free). A try that finds the lock held
+ * registers the waiter, and a release that frees the lock names the first
+ * registered one in its message: one wake-up per hand-off, across all
+ * clients (scripts/lib/waiters.lua). */
 #include <stdio.h>
 
 #include "lock_int.h"
@@ -9,35 +13,47 @@
 static int send_try(rdl__acquire *op, rdl__reply_fn fn)
 {
     rdl_lock_t *lock = op->lock;
-    char lease[24], keep[24];
-    const char *keys[2] = {lock->key_hold, lock->key_fence};
-    const char *args[4] = {op->owner_str, lease, op->reqid, keep};
+    char lease[24], life[24];
+    const char *keys[1] = {lock->key_hold};
+    const char *args[5] = {
+        op->owner_str, lease, op->reqid, op->one_try ? "" : life,
+        __atomic_load_n(&lock->anchored, __ATOMIC_RELAXED) ? "1" : ""};
     snprintf(lease, sizeof(lease), "%lld", (long long)op->lease_ms);
-    snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
-    return rdl__script_run(lock->c, RDL__SCRIPT_LOCK_ACQUIRE, 2, keys, 4, args,
+    snprintf(life, sizeof(life), "%lld",
+             (long long)rdl__waiter_life_ms(lock->c));
+    return rdl__script_run(lock->c, RDL__SCRIPT_LOCK_ACQUIRE, 1, keys, 5, args,
                            fn, op);
 }
 
+/* {..., held, waiters} */
 static int parse_info(const redisReply *r, rdl_lock_info_t *out)
 {
-    long long held;
-    int rc = rdl__parse_info(r, 1, &held, out);
-    if (rc == 0)
-        out->holder_count = (uint32_t)held;
+    long long more[2];
+    int rc = rdl__parse_info(r, 2, more, out);
+    if (rc == 0) {
+        out->holder_count = (uint32_t)more[0];
+        out->waiters = (uint32_t)more[1];
+    }
     return rc;
 }
+
+/* Waiters register by their tries and are not renewed: a registration
+ * lapses one lifetime after the try that made it. */
+static const rdl__kind_queue registry = {
+    .leave = {RDL__SCRIPT_LOCK_LEAVE, 1, {RDL__KEY_HOLD}},
+    .targeted = 1,
+};
 
 const rdl__lock_kind rdl__reentrant_kind = {
     .name = "lock",
     .send_try = send_try,
-    .parse_try = rdl__parse_try,
-    .release = {RDL__SCRIPT_LOCK_RELEASE, 2, {RDL__KEY_HOLD, RDL__KEY_FENCE}},
-    .force = {RDL__SCRIPT_LOCK_FORCE_RELEASE,
-              2,
-              {RDL__KEY_HOLD, RDL__KEY_FENCE}},
-    .info = {RDL__SCRIPT_LOCK_INFO, 2, {RDL__KEY_HOLD, RDL__KEY_FENCE}},
+    .parse_try = rdl__parse_try, /* position: 1 once registered */
+    .release = {RDL__SCRIPT_LOCK_RELEASE, 1, {RDL__KEY_HOLD}},
+    .force = {RDL__SCRIPT_LOCK_FORCE_RELEASE, 1, {RDL__KEY_HOLD}},
+    .info = {RDL__SCRIPT_LOCK_INFO, 1, {RDL__KEY_HOLD}},
     .parse_release = rdl__parse_release,
     .parse_force = rdl__parse_force,
     .parse_info = parse_info,
     .renew_script = RDL__SCRIPT_LOCK_RENEW,
+    .queue = &registry,
 };

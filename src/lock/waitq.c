@@ -43,7 +43,7 @@ void rdl__waitq_queued(rdl__acquire *op)
     struct rdl__qentry *q;
 
     op->queued = 1;
-    if (op->qentry != NULL)
+    if (op->qentry != NULL || !lock->kind->queue->renewed)
         return;
     q = rdl__calloc(1, sizeof(*q));
     if (q == NULL)

@@ -85,6 +85,7 @@ static const rdl__lock_kind read_kind = {
 /* Waiting writers: one sorted set of entry expiries, which also orders
  * them (readers wait behind it when writers go first). */
 static const rdl__kind_queue writers_queue = {
+    .renewed = 1,
     .renew_script = RDL__SCRIPT_FAIR_TOUCH,
     .exp_key = 1,
     .order_key = 1,

@@ -140,7 +140,7 @@ static void test_multilock_overlapping_sets_no_deadlock(void **state)
         rdlt_thread_join(t[i]);
     assert_int_equal(sh.failures, 0);
     assert_int_equal(sh.overlap, 0);
-    assert_int_equal(rdlt_count_keys(s, "rdl:lock:*"), 0);
+    assert_int_equal(rdlt_count_held(s, "rdl:lock:*"), 0);
 }
 
 typedef struct lost_log {
@@ -226,7 +226,7 @@ static void test_multilock_same_slot_one_call(void **state)
     assert_int_equal(rdlt_info(parts[0], A).hold_count, 2);
     rdlt_assert_ok(rdl_lock_release_as(ml, A));
     rdlt_assert_ok(rdl_lock_release_as(ml, A));
-    assert_int_equal(rdlt_count_keys(s, "rdl:lock:*"), 0);
+    assert_int_equal(rdlt_count_held(s, "rdl:lock:*"), 0);
 
     /* A part held elsewhere: nothing taken while it is; all once free. */
     ob = rdlt_lock(other, "{order:7}:payment");
@@ -243,7 +243,7 @@ static void test_multilock_same_slot_one_call(void **state)
     assert_int_equal(rdlt_info(parts[1], A).hold_count, 1);
     assert_int_equal(rdlt_info(parts[2], A).hold_count, 1);
     rdlt_assert_ok(rdl_lock_release_as(ml, A));
-    assert_int_equal(rdlt_count_keys(s, "rdl:lock:*"), 0);
+    assert_int_equal(rdlt_count_held(s, "rdl:lock:*"), 0);
 }
 
 static void on_req(rdl_req_t *req, int status)
@@ -307,7 +307,7 @@ static int held_on(red *r, int n)
 {
     int i, held = 0;
     for (i = 0; i < n; i++)
-        held += rdlt_count_keys(r->s[i], "rdl:lock:*") > 0;
+        held += rdlt_count_held(r->s[i], "rdl:lock:*") > 0;
     return held;
 }
 
@@ -353,7 +353,7 @@ static void redlock_down(int n, int down, int expect)
         rdlt_server_stop(r.s[i]);
     rdlt_assert_rc(rdl_lock_acquire_as(r.rl, A, 0, 5000), expect);
     for (i = down; i < n; i++)
-        assert_int_equal(rdlt_count_keys(r.s[i], "rdl:lock:*"),
+        assert_int_equal(rdlt_count_held(r.s[i], "rdl:lock:*"),
                          expect == 0 ? 1 : 0);
     if (expect == 0) {
         rdlt_assert_ok(rdl_lock_release_as(r.rl, A));
@@ -362,7 +362,7 @@ static void redlock_down(int n, int down, int expect)
         assert_non_null(strstr(rdl_client_errmsg(r.c[0]), "needed"));
     }
     for (i = down; i < n; i++)
-        assert_int_equal(rdlt_count_keys(r.s[i], "rdl:lock:*"), 0);
+        assert_int_equal(rdlt_count_held(r.s[i], "rdl:lock:*"), 0);
 }
 
 static void test_redlock_minority_down(void **state)

@@ -103,7 +103,7 @@ static void test_watchdog_hold_outlives_ten_leases(void **state)
     assert_int_equal(log.count, 0);
 
     rdlt_assert_ok(rdl_lock_release_as(l, A));
-    assert_int_equal(rdlt_dbsize(s) - rdlt_count_keys(s, "*fence*"), 0);
+    assert_int_equal(rdlt_count_held(s, "*"), 0);
     assert_int_equal(rdl_lock_valid_ms(l, A), 0);
     st = stats(c);
     rdlt_sleep_ms(400);
@@ -124,7 +124,7 @@ static void test_watchdog_fixed_lease_not_renewed(void **state)
     valid = rdl_lock_valid_ms(l, A);
     rdlt_assert_between(valid, 400, 500);
     rdlt_sleep_ms(700);
-    assert_int_equal(rdlt_count_keys(s, "rdl:lock:{fixed}"), 0);
+    assert_int_equal(rdlt_count_held(s, "rdl:lock:{fixed}"), 0);
     assert_int_equal(rdl_lock_valid_ms(l, A), 0);
     assert_int_equal(stats(c).renewal_calls, 0);
     rdlt_assert_rc(rdl_lock_release_as(l, A), RDL_ELOST);
@@ -205,7 +205,7 @@ static void test_watchdog_ten_thousand_holds_batched(void **state)
         rdl_lock_free(locks[i]);
     }
     free(locks);
-    assert_int_equal(rdlt_count_keys(s, "rdl:lock:*"), 0);
+    assert_int_equal(rdlt_count_held(s, "rdl:lock:*"), 0);
 }
 
 /* Releases racing renewals in flight never leave the key alive. */
@@ -228,12 +228,12 @@ static void test_watchdog_release_during_renewal(void **state)
         if (rc != 0)
             fail_msg("iteration %d: release %s, lost %d (%s)", i,
                      rdl_err_name(rc), log.count, rdl_err_name(log.reason));
-        alive += rdlt_count_keys(s, "rdl:lock:{race}") != 0;
+        alive += rdlt_count_held(s, "rdl:lock:{race}") != 0;
     }
     assert_int_equal(alive, 0);
     assert_true(stats(c).renewals > 0); /* renewals did overlap the loop */
     rdlt_sleep_ms(400);
-    assert_int_equal(rdlt_count_keys(s, "rdl:lock:{race}"), 0);
+    assert_int_equal(rdlt_count_held(s, "rdl:lock:{race}"), 0);
 }
 
 /* A freed lock object's holds are no longer renewed: they expire within
@@ -251,7 +251,7 @@ static void test_watchdog_freed_lock_stops_renewal(void **state)
     rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, RDL_LEASE_AUTO));
     rdl_lock_free(l);
     rdlt_sleep_ms(600);
-    assert_int_equal(rdlt_count_keys(s, "rdl:lock:{freed}"), 0);
+    assert_int_equal(rdlt_count_held(s, "rdl:lock:{freed}"), 0);
     assert_int_equal(log.count, 0);
 }
 
@@ -331,7 +331,7 @@ static void test_watchdog_server_stall_longer_than_lease(void **state)
     print_message("lost: %s\n", rdl_err_name(log.reason));
     assert_true(log.reason < 0);
     rdlt_assert_rc(rdl_lock_release_as(l, A), RDL_ELOST);
-    assert_int_equal(rdlt_count_keys(s, "rdl:lock:{long-stall}"), 0);
+    assert_int_equal(rdlt_count_held(s, "rdl:lock:{long-stall}"), 0);
 }
 
 /* ---- processes ----------------------------------------------------------------- */

@@ -729,12 +729,12 @@ static long long rdl_keys_left(rdlt_server *s, char *names, size_t len)
     size_t i, off = strlen(names);
     if (!rdlt_server_running(s))
         return 0;
-    n = rdlt_count_keys(s, "rdl:*") - rdlt_count_keys(s, "rdl:*.fence:*");
+    n = rdlt_count_held(s, "rdl:*");
     if (n <= 0)
         return 0;
     rr = rdlt_cmd(s, "KEYS rdl:*");
     for (i = 0; rr->type == REDIS_REPLY_ARRAY && i < rr->elements; i++)
-        if (strstr(rr->element[i]->str, ".fence:") == NULL && off + 80 < len)
+        if (!rdlt_key_retained(s, rr->element[i]->str) && off + 80 < len)
             off += (size_t)snprintf(names + off, len - off, " %d:%s",
                                     rdlt_server_port(s), rr->element[i]->str);
     freeReplyObject(rr);

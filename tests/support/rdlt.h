@@ -119,6 +119,12 @@ redisReply *rdlt_cmd(rdlt_server *s, const char *fmt, ...);
 long long rdlt_dbsize(rdlt_server *s);
 /* Number of keys matching a glob pattern (SCAN MATCH). */
 long long rdlt_count_keys(rdlt_server *s, const char *pattern);
+/* Number of keys matching a glob pattern that hold or queue something:
+ * not counted are the fence hashes and the hashes of free plain locks
+ * (field o empty or absent), which outlive their holds on purpose. */
+long long rdlt_count_held(rdlt_server *s, const char *pattern);
+/* 1 if `key` is such retained state (a fence, a free plain lock). */
+int rdlt_key_retained(rdlt_server *s, const char *key);
 /* Number of connections whose CLIENT SETNAME name starts with prefix. */
 int rdlt_count_clients(rdlt_server *s, const char *name_prefix);
 /* CLIENT KILL ID for every connection whose name starts with prefix;

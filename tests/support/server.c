@@ -482,6 +482,53 @@ long long rdlt_count_keys(rdlt_server *s, const char *pattern)
     return n;
 }
 
+int rdlt_key_retained(rdlt_server *s, const char *key)
+{
+    redisReply *r;
+    int free_lock;
+    if (strstr(key, ".fence:") != NULL)
+        return 1;
+    if (strstr(key, ":lock:") == NULL)
+        return 0;
+    r = rdlt_cmd(s, "TYPE %s", key);
+    if (r->type == REDIS_REPLY_ERROR) { /* a cluster replica: MOVED */
+        freeReplyObject(r);
+        freeReplyObject(rdlt_cmd(s, "READONLY"));
+        r = rdlt_cmd(s, "TYPE %s", key);
+    }
+    free_lock = r->type == REDIS_REPLY_STATUS && strcmp(r->str, "hash") == 0;
+    freeReplyObject(r);
+    if (!free_lock)
+        return 0;
+    /* Free, or never held (a force release of a free name leaves its
+     * record for the applied-set window). */
+    r = rdlt_cmd(s, "HGET %s o", key);
+    free_lock = r->type == REDIS_REPLY_NIL ||
+                (r->type == REDIS_REPLY_STRING && r->len == 0);
+    freeReplyObject(r);
+    return free_lock;
+}
+
+long long rdlt_count_held(rdlt_server *s, const char *pattern)
+{
+    char cursor[32] = "0";
+    long long n = 0;
+    size_t i;
+    do {
+        redisReply *r =
+            rdlt_cmd(s, "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
+        if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
+            freeReplyObject(r);
+            fail_msg("rdlt: unexpected SCAN reply");
+        }
+        snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
+        for (i = 0; i < r->element[1]->elements; i++)
+            n += !rdlt_key_retained(s, r->element[1]->element[i]->str);
+        freeReplyObject(r);
+    } while (strcmp(cursor, "0") != 0);
+    return n;
+}
+
 /* Counts the CLIENT LIST lines whose name starts with prefix and stores
  * the ids of the first max of them. */
 static int each_client(rdlt_server *s, const char *prefix, long long *ids,

@@ -1,0 +1,106 @@
+-- lib/waiters: the waiter registry of a plain lock, kept in the lock's own
+-- hash (one key per lock: no script ever spans two keys, so a lock stays
+-- usable while its slot migrates). Pulled into the plain lock's scripts
+-- when they are embedded; not a script of its own.
+--
+-- Fields:  s:<seq>    "<lapse>:<owner>": a registration, numbered in the
+--                     order they were made; lapse in server ms
+--          q:<owner>  the seq of the owner's registration (present exactly
+--                     when s:<seq> is)
+--          qt         the last seq given;  qh  the first not yet examined
+-- A try that finds the lock held registers its owner at the back (again,
+-- if it was registered). A release that frees the lock takes the first
+-- live registration from the front and names its owner in a message: one
+-- wake-up per hand-off, across all clients. A registration lapses by
+-- server time, so a waiter that died without leaving is woken at most
+-- once, and only within one registration lifetime of its last try
+-- (docs/design-notes.md "Targeted wake-ups"). Holes left by owners that
+-- registered again, acquired or left are skipped once each.
+
+-- 1 if registrations may be waiting between qh and qt (as read).
+local function waiters_maybe(qh, qt)
+    return tonumber(qh or '1') <= tonumber(qt or '0')
+end
+
+-- Registers `owner` at the back until now + life. qt: the hash's qt, old:
+-- the owner's current seq (q:<owner>), both as read by the caller.
+local function waiter_add(key, owner, life, now, qt, old)
+    local k = tonumber(qt or '0') + 1
+    if old then
+        redis.call('HDEL', key, 's:' .. old)
+    end
+    redis.call('HSET', key, 's:' .. k,
+        string.format('%d', now + life) .. ':' .. owner, 'q:' .. owner, k,
+        'qt', k)
+end
+
+-- Takes the owner's registration out (seq as read from q:<owner>).
+local function waiter_remove(key, owner, seq)
+    redis.call('HDEL', key, 's:' .. seq, 'q:' .. owner)
+end
+
+-- Takes the first live registration from the front, dropping lapsed ones
+-- on the way. Returns its owner (or nil) and the new qh, for the caller to
+-- write.
+local function waiter_next(key, qh, qt)
+    local h, last = tonumber(qh or '1'), tonumber(qt or '0')
+    local t = redis.call('TIME')
+    local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    while h <= last do
+        local to = math.min(h + 63, last)
+        local f = {}
+        for k = h, to do
+            f[#f + 1] = 's:' .. k
+        end
+        local v = redis.call('HMGET', key, unpack(f))
+        local drop = {}
+        for i = 1, #v do
+            if v[i] then
+                local c = string.find(v[i], ':', 1, true)
+                local owner = string.sub(v[i], c + 1)
+                drop[#drop + 1] = f[i]
+                drop[#drop + 1] = 'q:' .. owner
+                if tonumber(string.sub(v[i], 1, c - 1)) > now then
+                    redis.call('HDEL', key, unpack(drop))
+                    return owner, h + i
+                end
+            end
+        end
+        if #drop > 0 then
+            redis.call('HDEL', key, unpack(drop))
+        end
+        h = to + 1
+    end
+    return nil, h
+end
+
+-- The number of live registrations (reads only).
+local function waiters_count(key, qh, qt)
+    local h, last, n = tonumber(qh or '1'), tonumber(qt or '0'), 0
+    local t = redis.call('TIME')
+    local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    while h <= last do
+        local to = math.min(h + 511, last)
+        local f = {}
+        for k = h, to do
+            f[#f + 1] = 's:' .. k
+        end
+        local v = redis.call('HMGET', key, unpack(f))
+        for i = 1, #v do
+            if v[i] and tonumber(string.match(v[i], '^(%d+):')) > now then
+                n = n + 1
+            end
+        end
+        h = to + 1
+    end
+    return n
+end
+
+-- Publishes the wake-up of `owner`. pcall: a client without access to the
+-- channel (ACL) still frees the lock; the waiter then wakes by its capped
+-- sleep.
+local function waiter_wake(pubcmd, channel, owner)
+    if owner then
+        redis.pcall(pubcmd, channel, owner)
+    end
+end

@@ -1,0 +1,328 @@
+/* Hand-offs of the plain lock (issue: "one wake-up per hand-off"): a
+ * release wakes exactly one waiter across all clients, the one that
+ * registered first; a waiter that left, or whose registration lapsed, does
+ * not keep the wake-up from the others; an uncontended cycle runs 8 server
+ * commands and publishes nothing.
+ *
+ * "Woken by the message" is told from "woke by its capped sleep" by the
+ * client's counters (wakeups, attempts), not by timings. Dead waiters are
+ * registrations made by the test itself with the acquire script (an owner
+ * that never acts again). */
+#include <string.h>
+
+#include "rdlt.h"
+
+#define A ((rdl_owner_t)1)
+#define B ((rdl_owner_t)2)
+#define K 4
+
+static rdl_client_stats_t stats(rdl_client_t *c)
+{
+    rdl_client_stats_t st;
+    rdlt_assert_ok(rdl_client_stats(c, &st));
+    return st;
+}
+
+static long long total_commands(rdlt_server *s)
+{
+    redisReply *r = rdlt_cmd(s, "INFO stats");
+    const char *p = strstr(r->str, "total_commands_processed:");
+    long long n = p != NULL ? strtoll(p + 25, NULL, 10) : -1;
+    freeReplyObject(r);
+    return n;
+}
+
+static long long publishes(rdlt_server *s)
+{
+    redisReply *r = rdlt_cmd(s, "INFO commandstats");
+    const char *p = strstr(r->str, "cmdstat_publish:calls=");
+    long long n = p != NULL ? strtoll(p + 22, NULL, 10) : 0;
+    freeReplyObject(r);
+    return n;
+}
+
+/* Registers `owner` as a waiter of the held lock `name` with the acquire
+ * script, as a client that then dies would: lifetime ms. */
+static void register_dead(rdlt_server *s, const char *name, const char *owner,
+                          int64_t life_ms)
+{
+    char *body = rdlt_read_script(RDL_TEST_SCRIPTS_DIR, "lock_acquire");
+    char key[128], life[24];
+    redisReply *r;
+    snprintf(key, sizeof(key), "rdl:lock:{%s}", name);
+    snprintf(life, sizeof(life), "%lld", (long long)life_ms);
+    r = rdlt_cmd(s, "EVAL %s 1 %s %s 30000 dead-req %s %b", body, key, owner,
+                 life, "", (size_t)0);
+    free(body);
+    if (r->type != REDIS_REPLY_ARRAY || r->element[0]->integer != 0 ||
+        r->element[2]->integer != 1)
+        fail_msg("the dead waiter was not registered");
+    freeReplyObject(r);
+}
+
+/* Runs the leave script for `owner`, as a waiter that gives up does. */
+static void leave(rdlt_server *s, const char *name, const char *owner)
+{
+    char *body = rdlt_read_script(RDL_TEST_SCRIPTS_DIR, "lock_leave");
+    char key[128], channel[128];
+    snprintf(key, sizeof(key), "rdl:lock:{%s}", name);
+    snprintf(channel, sizeof(channel), "rdl:lock.ch:{%s}", name);
+    freeReplyObject(
+        rdlt_cmd(s, "EVAL %s 1 %s %s publish %s", body, key, owner, channel));
+    free(body);
+}
+
+typedef struct waiter {
+    rdl_client_t *c;
+    rdl_lock_t *l;
+    int64_t wait_ms;
+    int rc;
+    int acquired; /* atomic flag */
+    int go;       /* atomic: release now */
+    int order;
+} waiter;
+
+static int next_order;
+
+static void *wait_thread(void *arg)
+{
+    waiter *w = arg;
+    w->rc = rdl_lock_acquire_as(w->l, A, w->wait_ms, 30000);
+    if (w->rc == 0) {
+        w->order = __atomic_add_fetch(&next_order, 1, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&w->acquired, 1, __ATOMIC_SEQ_CST);
+        rdlt_wait_flag(&w->go, 30000);
+        w->rc = rdl_lock_release_as(w->l, A);
+    }
+    return NULL;
+}
+
+static void wait_waiters(rdl_lock_t *l, uint32_t n)
+{
+    int64_t deadline = rdlt_now_ms() + 10000;
+    while (rdlt_info(l, B).waiters != n) {
+        if (rdlt_now_ms() > deadline)
+            fail_msg("%u waiters never registered (%u)", n,
+                     rdlt_info(l, B).waiters);
+        rdlt_sleep_ms(5);
+    }
+}
+
+/* Starts a waiter on lock `name` of the held lock hl, once its client is
+ * subscribed to the lock's channel (a short wait that gives up leaves the
+ * subscription lingering), so that its one try registers it and it then
+ * sleeps: a confirmation of its subscription would make it try again. */
+static rdlt_thread *start_waiter(waiter *w, rdlt_server *s, const char *name,
+                                 rdl_lock_t *hl, uint32_t nth)
+{
+    rdlt_thread *t;
+    memset(w, 0, sizeof(*w));
+    w->c = rdlt_client(s);
+    w->l = rdlt_lock(w->c, name);
+    w->wait_ms = RDL_WAIT_FOREVER;
+    rdlt_assert_rc(rdl_lock_acquire_as(w->l, B, 100, 30000), RDL_ETIMEDOUT);
+    t = rdlt_thread_start(wait_thread, w);
+    wait_waiters(hl, nth);
+    return t;
+}
+
+/* The client's tries so far (every acquire script call). */
+static uint64_t tries(rdl_client_t *c)
+{
+    return stats(c).attempts;
+}
+
+/* K clients wait; each release wakes exactly one of them, in the order in
+ * which they registered: K hand-offs cost K tries beyond the first ones,
+ * where a wake-up per client cost K per hand-off. */
+static void test_handoff_one_try_per_release_across_clients(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *holder = rdlt_client(s);
+    rdl_lock_t *hl = rdlt_lock(holder, "one");
+    waiter w[K];
+    rdlt_thread *t[K];
+    uint64_t tries0 = 0, tries1 = 0;
+    int i, j;
+    (void)state;
+
+    next_order = 0;
+    rdlt_assert_ok(rdl_lock_acquire_as(hl, A, 0, 30000));
+    for (i = 0; i < K; i++) /* registered in this order */
+        t[i] = start_waiter(&w[i], s, "one", hl, (uint32_t)i + 1);
+    for (i = 0; i < K; i++)
+        tries0 += tries(w[i].c);
+    assert_int_equal(publishes(s), 0);
+
+    rdlt_assert_ok(rdl_lock_release_as(hl, A));
+    for (i = 0; i < K; i++) {
+        if (!rdlt_wait_flag(&w[i].acquired, 10000))
+            fail_msg("waiter %d (registered %d-th) was not handed the lock", i,
+                     i + 1);
+        /* Nobody else tried: give a herd time to show before the next. */
+        rdlt_sleep_ms(100);
+        for (j = 0, tries1 = 0; j < K; j++)
+            tries1 += tries(w[j].c);
+        assert_int_equal(tries1, tries0 + (uint64_t)i + 1);
+        assert_int_equal(w[i].order, i + 1);
+        __atomic_store_n(&w[i].go, 1, __ATOMIC_SEQ_CST);
+    }
+    for (i = 0; i < K; i++) {
+        rdlt_thread_join(t[i]);
+        rdlt_assert_ok(w[i].rc);
+        assert_true(stats(w[i].c).wakeups >= 1);
+    }
+    /* One message per hand-off (the last release found nobody waiting). */
+    assert_int_equal(publishes(s), K);
+    assert_int_equal(rdlt_info(hl, B).waiters, 0);
+    assert_int_equal(rdlt_count_held(s, "rdl:*"), 0);
+}
+
+/* An uncontended acquire and release: 8 server commands (2 scripts and 3
+ * commands in each), no PUBLISH, one key. */
+static void test_handoff_uncontended_cycle_commands(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s);
+    rdl_lock_t *l = rdlt_lock(c, "cheap");
+    long long n0, n1;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 30000));
+    rdlt_assert_ok(rdl_lock_release_as(l, A)); /* the hash now exists */
+    n0 = total_commands(s);
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 30000));
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+    n1 = total_commands(s);
+    assert_int_equal(n1 - n0 - 1, 8); /* - 1: the first INFO */
+    assert_int_equal(publishes(s), 0);
+    assert_int_equal(rdlt_count_keys(s, "rdl:*"), 1);
+}
+
+/* A waiter that gave up passes on the wake-up it was sent: the release
+ * named it (it registered first), it leaves, and the next one is woken by
+ * the leave. */
+static void test_handoff_leave_passes_wakeup(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *holder = rdlt_client(s);
+    rdl_lock_t *hl = rdlt_lock(holder, "pass");
+    waiter w;
+    rdlt_thread *t;
+    (void)state;
+
+    uint64_t n;
+    rdlt_assert_ok(rdl_lock_acquire_as(hl, A, 0, 30000));
+    register_dead(s, "pass", "gone:1", 60000);
+    t = start_waiter(&w, s, "pass", hl, 2);
+    n = tries(w.c);
+    rdlt_assert_ok(rdl_lock_release_as(hl, A)); /* names "gone:1" */
+    rdlt_sleep_ms(100);
+    assert_int_equal(w.acquired, 0);
+    assert_int_equal(tries(w.c), n);
+    leave(s, "pass", "gone:1");
+    if (!rdlt_wait_flag(&w.acquired, 10000))
+        fail_msg("the wake-up was not passed on");
+    assert_int_equal(tries(w.c), n + 1);
+    assert_true(stats(w.c).wakeups >= 1);
+    __atomic_store_n(&w.go, 1, __ATOMIC_SEQ_CST);
+    rdlt_thread_join(t);
+    rdlt_assert_ok(w.rc);
+}
+
+/* A real waiter that gives up (budget spent) leaves the registry: the
+ * next release wakes the one behind it. */
+static void test_handoff_timed_out_waiter_leaves(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *holder = rdlt_client(s), *quitter = rdlt_client(s);
+    rdl_lock_t *hl = rdlt_lock(holder, "quit");
+    rdl_lock_t *ql = rdlt_lock(quitter, "quit");
+    waiter w;
+    rdlt_thread *t;
+    (void)state;
+
+    uint64_t n;
+    rdlt_assert_ok(rdl_lock_acquire_as(hl, A, 0, 30000));
+    rdlt_assert_rc(rdl_lock_acquire_as(ql, A, 200, 30000), RDL_ETIMEDOUT);
+    t = start_waiter(&w, s, "quit", hl, 1); /* the quitter left */
+    n = tries(w.c);
+    rdlt_assert_ok(rdl_lock_release_as(hl, A));
+    if (!rdlt_wait_flag(&w.acquired, 10000))
+        fail_msg("the waiter behind a departed one was not woken");
+    assert_int_equal(tries(w.c), n + 1);
+    __atomic_store_n(&w.go, 1, __ATOMIC_SEQ_CST);
+    rdlt_thread_join(t);
+    rdlt_assert_ok(w.rc);
+}
+
+/* A waiter that died without leaving: once its registration lapsed (by
+ * server time), releases pass it by. */
+static void test_handoff_lapsed_registration_passed_by(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *holder = rdlt_client(s);
+    rdl_lock_t *hl = rdlt_lock(holder, "lapse");
+    waiter w;
+    rdlt_thread *t;
+    (void)state;
+
+    uint64_t n;
+    rdlt_assert_ok(rdl_lock_acquire_as(hl, A, 0, 30000));
+    register_dead(s, "lapse", "dead:1", 500);
+    t = start_waiter(&w, s, "lapse", hl, 2);
+    n = tries(w.c);
+    rdlt_sleep_ms(600); /* the dead registration lapses */
+    assert_int_equal(rdlt_info(hl, B).waiters, 1);
+    rdlt_assert_ok(rdl_lock_release_as(hl, A));
+    if (!rdlt_wait_flag(&w.acquired, 10000))
+        fail_msg("the live waiter was not woken");
+    assert_int_equal(tries(w.c), n + 1);
+    assert_true(stats(w.c).wakeups >= 1);
+    __atomic_store_n(&w.go, 1, __ATOMIC_SEQ_CST);
+    rdlt_thread_join(t);
+    rdlt_assert_ok(w.rc);
+    /* Its fields are gone too. */
+    {
+        redisReply *r = rdlt_cmd(s, "HEXISTS rdl:lock:{lapse} q:dead:1");
+        assert_int_equal(r->integer, 0);
+        freeReplyObject(r);
+    }
+}
+
+/* A waiter that died with its registration still live takes one wake-up,
+ * at most: the others then wake by their capped sleeps (the holder's
+ * lease), and the dead registration is gone for the next release. */
+static void test_handoff_dead_waiter_absorbs_at_most_one(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *holder = rdlt_client(s);
+    rdl_lock_t *hl = rdlt_lock(holder, "absorb");
+    waiter w;
+    rdlt_thread *t;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(hl, A, 0, 2000));
+    register_dead(s, "absorb", "dead:1", 60000);
+    t = start_waiter(&w, s, "absorb", hl, 2);
+    rdlt_assert_ok(rdl_lock_release_as(hl, A)); /* to the dead one */
+    assert_int_equal(rdlt_info(hl, B).waiters, 1);
+    if (!rdlt_wait_flag(&w.acquired, 10000))
+        fail_msg("the live waiter never woke");
+    assert_int_equal(stats(w.c).wakeups, 0); /* its timer woke it */
+    assert_int_equal(rdlt_info(hl, B).waiters, 0);
+    __atomic_store_n(&w.go, 1, __ATOMIC_SEQ_CST);
+    rdlt_thread_join(t);
+    rdlt_assert_ok(w.rc);
+}
+
+static const struct CMUnitTest tests[] = {
+    RDLT_TEST(test_handoff_one_try_per_release_across_clients),
+    RDLT_TEST(test_handoff_uncontended_cycle_commands),
+    RDLT_TEST(test_handoff_leave_passes_wakeup),
+    RDLT_TEST(test_handoff_timed_out_waiter_leaves),
+    RDLT_TEST(test_handoff_lapsed_registration_passed_by),
+    RDLT_TEST(test_handoff_dead_waiter_absorbs_at_most_one),
+};
+
+RDLT_MAIN(tests)
