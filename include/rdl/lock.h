@@ -39,6 +39,9 @@ typedef struct rdl_lock_s rdl_lock_t;
  * Creates a reentrant exclusive lock named `name` (Redisson's RLock): one
  * owner at a time; the owner may acquire it again, and must release it as
  * many times as it acquired it. Creating the object talks to no server.
+ * Waiters register in Redis; a release wakes one of them, across all
+ * clients (the one that registered first), and a running thread may still
+ * take the lock first (not FIFO: see rdl_fairlock_new() for that).
  *
  * @param c     a client (connected or not); must outlive the lock.
  * @param name  1..1024 bytes, NUL-terminated; copied. Names that hold a
@@ -223,7 +226,9 @@ typedef struct rdl_lock_info_s {
     int held_by_owner;      /**< held by the owner asked about */
     uint32_t hold_count;    /**< that owner's reentrant count */
     uint32_t holders;       /**< owners holding it (0 or 1 here) */
-    uint32_t waiters;       /**< queued waiters (fair lock), else 0 */
+    uint32_t waiters;       /**< waiters: queued (fair lock, write side of
+                                 a read-write lock) or registered for a
+                                 wake-up (plain lock) */
     uint32_t position;      /**< the owner's place in the queue (fair lock;
                                  1: next), 0 if it is not queued */
     uint32_t holder_count;  /**< the holder's hold count, whoever holds it
