@@ -6,8 +6,8 @@
 --                 r:<owner> = a reader's count, x:r:<owner> its expiry,
 --                 t:r:<owner> its token, q:r:<owner> its last request id. PTTL = the longest
 --                 expiry, so an abandoned hash goes away on its own.
--- KEYS[2]  fence  hash {t = last token issued, r:<side>:<owner> = id of
---                 the release that freed that owner's hold}
+-- KEYS[2]  fence  hash {t = last token issued, rw = "1" while readers
+--                 may be waiting, and the applied set (lib/applied)}
 -- KEYS[3]  waiting writers: sorted set owner -> server-time expiry
 -- ARGV[1]  owner string
 -- ARGV[2]  lease in ms
@@ -122,12 +122,24 @@ if side == 'r' then
     -- A writer other than the caller excludes readers; a waiting writer
     -- does too when writers go first (the caller's own write hold does
     -- not: that is the downgrade).
+    -- A reader that waits flags it in the fence, so that the release
+    -- that lets readers in wakes them all (lib: rw_release).
+    local function reader_waits()
+        if ARGV[6] == 'wait' then
+            redis.call('HSET', KEYS[2], 'rw', '1')
+            if redis.call('PTTL', KEYS[2]) < 0 then
+                redis.call('PEXPIRE', KEYS[2], ARGV[4])
+            end
+        end
+    end
     if h[1] and h[1] ~= me then
         local xw = tonumber(redis.call('HGET', KEYS[1], 'x:w') or now)
+        reader_waits()
         return {0, math.max(xw - now, 1), 0}
     end
     if h[1] ~= me and ARGV[8] == '1' and redis.call('ZCARD', KEYS[3]) > 0 then
         local first = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
+        reader_waits()
         return {0, math.max(tonumber(first[2]) - now, 1), 0}
     end
     local token, ts = mint()

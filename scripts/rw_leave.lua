@@ -1,5 +1,6 @@
 -- rw_leave: takes a writer that gave up out of the waiting writers, and
--- wakes every waiter if that lets readers in.
+-- wakes every waiter if that lets readers in; else it names the next live
+-- writer, in case the wake-up of a free lock was meant for this one.
 --
 -- KEYS[1]  waiting writers, as in rw_acquire
 -- ARGV[1]  owner string
@@ -14,7 +15,11 @@ end
 -- writer's entry (its waiter crashed) must not keep them asleep.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf') == 0 then
+local first = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf',
+    'LIMIT', 0, 1)[1]
+if first then
+    redis.pcall(ARGV[2], ARGV[3], first)
+else
     redis.pcall(ARGV[2], ARGV[3], '1')
 end
 return 1

@@ -15,8 +15,10 @@
 -- Replies  {1, count}  released one level; count levels remain
 --          {0}         the owner does not hold that side (nothing changed)
 --
--- When the last reader or the writer leaves, every waiter is woken
--- (message "1"): readers may all proceed, and writers compete. A retry of
+-- When the last reader or the writer leaves: if readers wait (the fence's
+-- "rw" flag) every waiter is woken (message "1": readers may all proceed,
+-- writers compete); else the first live waiting writer is named, so one
+-- writer wakes across all clients; else nothing is published. A retry of
 -- a final release finds its id in the applied set and answers the same.
 --@include applied
 
@@ -88,6 +90,15 @@ if side == 'r' then
     end
 end
 if side == 'w' or readers == 0 then
-    redis.pcall(ARGV[3], ARGV[4], '1')
+    if redis.call('HGET', KEYS[2], 'rw') then
+        redis.call('HDEL', KEYS[2], 'rw')
+        redis.pcall(ARGV[3], ARGV[4], '1')
+    else
+        local first = redis.call('ZRANGEBYSCORE', KEYS[3], '(' .. now, '+inf',
+            'LIMIT', 0, 1)[1]
+        if first then
+            redis.pcall(ARGV[3], ARGV[4], first)
+        end
+    end
 end
 return {1, 0}

@@ -86,6 +86,7 @@ static const rdl__lock_kind read_kind = {
  * them (readers wait behind it when writers go first). */
 static const rdl__kind_queue writers_queue = {
     .renewed = 1,
+    .targeted = 1, /* a release names the writer it wakes */
     .renew_script = RDL__SCRIPT_FAIR_TOUCH,
     .exp_key = 1,
     .order_key = 1,

@@ -1,8 +1,9 @@
 /* Hand-offs of the plain lock (issue: "one wake-up per hand-off"): a
  * release wakes exactly one waiter across all clients, the one that
- * registered first; a waiter that left, or whose registration lapsed, does
- * not keep the wake-up from the others; an uncontended cycle runs 8 server
- * commands and publishes nothing.
+ * registered first (and a read-write lock's writer release one writer); a
+ * waiter that left, or whose registration lapsed, does not keep the wake-up
+ * from the others; an uncontended cycle runs 8 server commands and publishes
+ * nothing.
  *
  * "Woken by the message" is told from "woke by its capped sleep" by the
  * client's counters (wakeups, attempts), not by timings. Dead waiters are
@@ -316,6 +317,67 @@ static void test_handoff_dead_waiter_absorbs_at_most_one(void **state)
     rdlt_assert_ok(w.rc);
 }
 
+static void free_rw(void *p)
+{
+    rdl_rwlock_free(p);
+}
+
+static rdl_lock_t *write_side(rdl_client_t *c, const char *name)
+{
+    rdl_rwlock_t *rw = NULL;
+    rdlt_assert_ok(rdl_rwlock_new(c, name, &rw));
+    rdlt_defer(free_rw, rw);
+    return rdl_rwlock_write(rw);
+}
+
+/* The read-write lock's writers likewise: the writer's release names one
+ * waiting writer (none of the waiters is a reader), so of two writers
+ * waiting in two clients one tries, then the other. */
+static void test_handoff_rw_writer_release_wakes_one_writer(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *holder = rdlt_client(s);
+    rdl_lock_t *hw = write_side(holder, "rw");
+    waiter w[2];
+    rdlt_thread *t[2];
+    uint64_t n = 0, m;
+    int i, first;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(hw, A, 0, 30000));
+    for (i = 0; i < 2; i++) {
+        memset(&w[i], 0, sizeof(w[i]));
+        w[i].c = rdlt_client(s);
+        w[i].l = write_side(w[i].c, "rw");
+        w[i].wait_ms = RDL_WAIT_FOREVER;
+        /* Subscribed first (see start_waiter). */
+        rdlt_assert_rc(rdl_lock_acquire_as(w[i].l, B, 100, 30000),
+                       RDL_ETIMEDOUT);
+        t[i] = rdlt_thread_start(wait_thread, &w[i]);
+        wait_waiters(hw, (uint32_t)i + 1);
+    }
+    for (i = 0; i < 2; i++)
+        n += tries(w[i].c);
+    rdlt_assert_ok(rdl_lock_release_as(hw, A));
+    while (!w[0].acquired && !w[1].acquired)
+        rdlt_sleep_ms(1);
+    rdlt_sleep_ms(100);
+    first = w[0].acquired ? 0 : 1;
+    assert_int_equal(w[1 - first].acquired, 0);
+    m = tries(w[0].c) + tries(w[1].c);
+    assert_int_equal(m, n + 1);
+    __atomic_store_n(&w[first].go, 1, __ATOMIC_SEQ_CST);
+    if (!rdlt_wait_flag(&w[1 - first].acquired, 10000))
+        fail_msg("the second writer was not handed the lock");
+    rdlt_sleep_ms(100);
+    assert_int_equal(tries(w[0].c) + tries(w[1].c), n + 2);
+    __atomic_store_n(&w[1 - first].go, 1, __ATOMIC_SEQ_CST);
+    for (i = 0; i < 2; i++) {
+        rdlt_thread_join(t[i]);
+        rdlt_assert_ok(w[i].rc);
+    }
+}
+
 static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_handoff_one_try_per_release_across_clients),
     RDLT_TEST(test_handoff_uncontended_cycle_commands),
@@ -323,6 +385,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_handoff_timed_out_waiter_leaves),
     RDLT_TEST(test_handoff_lapsed_registration_passed_by),
     RDLT_TEST(test_handoff_dead_waiter_absorbs_at_most_one),
+    RDLT_TEST(test_handoff_rw_writer_release_wakes_one_writer),
 };
 
 RDLT_MAIN(tests)
