@@ -51,9 +51,19 @@ typedef struct rdl__hub_entry {
     rdl__queue waiters;
     unsigned nwaiters;
     int state;
-    int missed;      /* a wake-one message found nobody asleep */
-    uint64_t seq;    /* the hub's event count at the channel's last event
-                        that did not reach a sleeping waiter */
+    int missed;   /* a wake-one message found nobody asleep */
+    uint64_t seq; /* the hub's event count at the channel's last event
+                     that did not reach a sleeping waiter */
+    uint64_t any; /* the same, for events that concern every waiter
+                     (not a message naming an owner) */
+    /* The last few messages that named an owner not (yet) in the entry:
+     * a waiter that joins after its try checks whether one named it. */
+    struct {
+        uint64_t seq;
+        size_t len;
+        char owner[64];
+    } named[4];
+    unsigned nnamed;
     rdl__queue idle; /* in hub->idle while nwaiters == 0 */
     uint64_t idle_since;
     rdl__conn *sub; /* where it is (being) subscribed; NULL before */
@@ -73,7 +83,42 @@ struct rdl__hub {
  * in it, may have to act on (see rdl__hub_sleep). */
 static void note_event(entry *e)
 {
+    e->seq = e->any = ++e->hub->events;
+}
+
+/* A message named an owner that is not (yet) one of this entry's waiters:
+ * an event only for the waiter of that owner. */
+static void note_named(entry *e, const char *owner, size_t len)
+{
+    unsigned i = e->nnamed++ % 4;
     e->seq = ++e->hub->events;
+    e->named[i].seq = e->seq;
+    e->named[i].len = len <= sizeof(e->named[i].owner) ? len : SIZE_MAX;
+    if (e->named[i].len != SIZE_MAX)
+        memcpy(e->named[i].owner, owner, len);
+}
+
+/* 1 if an event since `since` may concern waiter w: one that concerns
+ * every waiter, or a message that named w's owner (or that can no longer
+ * be told apart: the record of it was overwritten or too long). */
+static int event_for(const entry *e, const rdl__waiter *w, uint64_t since)
+{
+    unsigned i, n = e->nnamed < 4 ? e->nnamed : 4;
+    size_t len;
+    if (e->seq <= since)
+        return 0;
+    if (e->any > since || w->target == NULL)
+        return 1;
+    if (e->nnamed > 4 && e->named[e->nnamed % 4].seq > since)
+        return 1; /* the oldest kept is newer than since: some were lost */
+    len = strlen(w->target);
+    for (i = 0; i < n; i++)
+        if (e->named[i].seq > since &&
+            (e->named[i].len == SIZE_MAX ||
+             (e->named[i].len == len &&
+              memcmp(e->named[i].owner, w->target, len) == 0)))
+            return 1;
+    return 0;
 }
 
 static void subscribe(entry *e);
@@ -144,7 +189,7 @@ static void wake_target(entry *e, const char *owner, size_t len)
         return;
     }
     /* Not one of ours yet: its owner may be between a try and its join. */
-    note_event(e);
+    note_named(e, owner, len);
 }
 
 /* ---- subscriber connection ------------------------------------------------ */
@@ -422,7 +467,7 @@ int rdl__hub_sleep(rdl__waiter *w)
      * of the channel since that send (a release published while its reply
      * was on the way) reached nobody on w's behalf. This does not depend
      * on which of the two connections delivered its bytes first. */
-    if (fresh && e->seq > w->since)
+    if (fresh && event_for(e, w, w->since))
         return 1;
     w->sleeping = 1;
     return 0;
