@@ -39,20 +39,31 @@ local function waiter_remove(key, owner, seq)
     redis.call('HDEL', key, 's:' .. seq, 'q:' .. owner)
 end
 
+-- Reads the registrations h..min(h + n - 1, last): their field names, the
+-- values (false where a hole is), and the last seq read.
+local function waiters_read(key, h, last, n)
+    local to = math.min(h + n - 1, last)
+    local f = {}
+    for k = h, to do
+        f[#f + 1] = 's:' .. k
+    end
+    return f, redis.call('HMGET', key, unpack(f)), to
+end
+
+-- Server time in ms.
+local function waiters_now()
+    local t = redis.call('TIME')
+    return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
 -- Takes the first live registration from the front, dropping lapsed ones
 -- on the way. Returns its owner (or nil) and the new qh, for the caller to
 -- write.
 local function waiter_next(key, qh, qt)
     local h, last = tonumber(qh or '1'), tonumber(qt or '0')
-    local t = redis.call('TIME')
-    local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    local now = waiters_now()
     while h <= last do
-        local to = math.min(h + 63, last)
-        local f = {}
-        for k = h, to do
-            f[#f + 1] = 's:' .. k
-        end
-        local v = redis.call('HMGET', key, unpack(f))
+        local f, v, to = waiters_read(key, h, last, 64)
         local drop = {}
         for i = 1, #v do
             if v[i] then
@@ -77,15 +88,9 @@ end
 -- The number of live registrations (reads only).
 local function waiters_count(key, qh, qt)
     local h, last, n = tonumber(qh or '1'), tonumber(qt or '0'), 0
-    local t = redis.call('TIME')
-    local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    local now = waiters_now()
     while h <= last do
-        local to = math.min(h + 511, last)
-        local f = {}
-        for k = h, to do
-            f[#f + 1] = 's:' .. k
-        end
-        local v = redis.call('HMGET', key, unpack(f))
+        local _, v, to = waiters_read(key, h, last, 512)
         for i = 1, #v do
             if v[i] and tonumber(string.match(v[i], '^(%d+):')) > now then
                 n = n + 1

@@ -133,6 +133,23 @@ static uint64_t tries(rdl_client_t *c)
     return stats(c).attempts;
 }
 
+/* w was woken by a message and took the lock with one try more than n. */
+static void expect_handed(waiter *w, uint64_t n, const char *what)
+{
+    if (!rdlt_wait_flag(&w->acquired, 10000))
+        fail_msg("%s was not handed the lock", what);
+    assert_int_equal(tries(w->c), n + 1);
+    assert_true(stats(w->c).wakeups >= 1);
+}
+
+/* Lets w release and end. */
+static void finish(waiter *w, rdlt_thread *t)
+{
+    __atomic_store_n(&w->go, 1, __ATOMIC_SEQ_CST);
+    rdlt_thread_join(t);
+    rdlt_assert_ok(w->rc);
+}
+
 /* K clients wait; each release wakes exactly one of them, in the order in
  * which they registered: K hand-offs cost K tries beyond the first ones,
  * where a wake-up per client cost K per hand-off. */
@@ -210,9 +227,9 @@ static void test_handoff_leave_passes_wakeup(void **state)
     rdl_lock_t *hl = rdlt_lock(holder, "pass");
     waiter w;
     rdlt_thread *t;
+    uint64_t n;
     (void)state;
 
-    uint64_t n;
     rdlt_assert_ok(rdl_lock_acquire_as(hl, A, 0, 30000));
     register_dead(s, "pass", "gone:1", 60000);
     t = start_waiter(&w, s, "pass", hl, 2);
@@ -222,13 +239,8 @@ static void test_handoff_leave_passes_wakeup(void **state)
     assert_int_equal(w.acquired, 0);
     assert_int_equal(tries(w.c), n);
     leave(s, "pass", "gone:1");
-    if (!rdlt_wait_flag(&w.acquired, 10000))
-        fail_msg("the wake-up was not passed on");
-    assert_int_equal(tries(w.c), n + 1);
-    assert_true(stats(w.c).wakeups >= 1);
-    __atomic_store_n(&w.go, 1, __ATOMIC_SEQ_CST);
-    rdlt_thread_join(t);
-    rdlt_assert_ok(w.rc);
+    expect_handed(&w, n, "the waiter behind the one that left");
+    finish(&w, t);
 }
 
 /* A real waiter that gives up (budget spent) leaves the registry: the
@@ -241,20 +253,16 @@ static void test_handoff_timed_out_waiter_leaves(void **state)
     rdl_lock_t *ql = rdlt_lock(quitter, "quit");
     waiter w;
     rdlt_thread *t;
+    uint64_t n;
     (void)state;
 
-    uint64_t n;
     rdlt_assert_ok(rdl_lock_acquire_as(hl, A, 0, 30000));
     rdlt_assert_rc(rdl_lock_acquire_as(ql, A, 200, 30000), RDL_ETIMEDOUT);
     t = start_waiter(&w, s, "quit", hl, 1); /* the quitter left */
     n = tries(w.c);
     rdlt_assert_ok(rdl_lock_release_as(hl, A));
-    if (!rdlt_wait_flag(&w.acquired, 10000))
-        fail_msg("the waiter behind a departed one was not woken");
-    assert_int_equal(tries(w.c), n + 1);
-    __atomic_store_n(&w.go, 1, __ATOMIC_SEQ_CST);
-    rdlt_thread_join(t);
-    rdlt_assert_ok(w.rc);
+    expect_handed(&w, n, "the waiter behind a departed one");
+    finish(&w, t);
 }
 
 /* A waiter that died without leaving: once its registration lapsed (by
@@ -266,9 +274,9 @@ static void test_handoff_lapsed_registration_passed_by(void **state)
     rdl_lock_t *hl = rdlt_lock(holder, "lapse");
     waiter w;
     rdlt_thread *t;
+    uint64_t n;
     (void)state;
 
-    uint64_t n;
     rdlt_assert_ok(rdl_lock_acquire_as(hl, A, 0, 30000));
     register_dead(s, "lapse", "dead:1", 500);
     t = start_waiter(&w, s, "lapse", hl, 2);
@@ -276,13 +284,8 @@ static void test_handoff_lapsed_registration_passed_by(void **state)
     rdlt_sleep_ms(600); /* the dead registration lapses */
     assert_int_equal(rdlt_info(hl, B).waiters, 1);
     rdlt_assert_ok(rdl_lock_release_as(hl, A));
-    if (!rdlt_wait_flag(&w.acquired, 10000))
-        fail_msg("the live waiter was not woken");
-    assert_int_equal(tries(w.c), n + 1);
-    assert_true(stats(w.c).wakeups >= 1);
-    __atomic_store_n(&w.go, 1, __ATOMIC_SEQ_CST);
-    rdlt_thread_join(t);
-    rdlt_assert_ok(w.rc);
+    expect_handed(&w, n, "the live waiter");
+    finish(&w, t);
     /* Its fields are gone too. */
     {
         redisReply *r = rdlt_cmd(s, "HEXISTS rdl:lock:{lapse} q:dead:1");
@@ -312,9 +315,7 @@ static void test_handoff_dead_waiter_absorbs_at_most_one(void **state)
         fail_msg("the live waiter never woke");
     assert_int_equal(stats(w.c).wakeups, 0); /* its timer woke it */
     assert_int_equal(rdlt_info(hl, B).waiters, 0);
-    __atomic_store_n(&w.go, 1, __ATOMIC_SEQ_CST);
-    rdlt_thread_join(t);
-    rdlt_assert_ok(w.rc);
+    finish(&w, t);
 }
 
 /* A waiter whose busy answer is late (the proxy holds it back) while a
@@ -350,15 +351,9 @@ static void test_handoff_message_for_another_owner_ignored(void **state)
     rdlt_sleep_ms(500); /* w's answer arrives, w joins and sleeps */
     assert_int_equal(tries(w.c), n + 1);
     assert_int_equal(w.acquired, 0);
-    __atomic_store_n(&v.go, 1, __ATOMIC_SEQ_CST); /* names w's owner */
-    if (!rdlt_wait_flag(&w.acquired, 10000))
-        fail_msg("the second waiter was not handed the lock");
-    assert_int_equal(tries(w.c), n + 2);
-    __atomic_store_n(&w.go, 1, __ATOMIC_SEQ_CST);
-    rdlt_thread_join(tv);
-    rdlt_thread_join(tw);
-    rdlt_assert_ok(v.rc);
-    rdlt_assert_ok(w.rc);
+    finish(&v, tv); /* names w's owner */
+    expect_handed(&w, n + 1, "the second waiter");
+    finish(&w, tw);
 }
 
 static void free_rw(void *p)

@@ -464,10 +464,14 @@ long long rdlt_dbsize(rdlt_server *s)
     return integer_cmd(s, "DBSIZE");
 }
 
-long long rdlt_count_keys(rdlt_server *s, const char *pattern)
+/* Counts the keys matching pattern (SCAN MATCH) that pass_over() does not pass
+ * over (every key if it is NULL). */
+static long long count_matching(rdlt_server *s, const char *pattern,
+                                int (*pass_over)(rdlt_server *, const char *))
 {
     char cursor[32] = "0";
     long long n = 0;
+    size_t i;
     do {
         redisReply *r =
             rdlt_cmd(s, "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
@@ -476,10 +480,17 @@ long long rdlt_count_keys(rdlt_server *s, const char *pattern)
             fail_msg("rdlt: unexpected SCAN reply");
         }
         snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
-        n += (long long)r->element[1]->elements;
+        for (i = 0; i < r->element[1]->elements; i++)
+            n += pass_over == NULL ||
+                 !pass_over(s, r->element[1]->element[i]->str);
         freeReplyObject(r);
     } while (strcmp(cursor, "0") != 0);
     return n;
+}
+
+long long rdlt_count_keys(rdlt_server *s, const char *pattern)
+{
+    return count_matching(s, pattern, NULL);
 }
 
 int rdlt_key_retained(rdlt_server *s, const char *key)
@@ -511,22 +522,7 @@ int rdlt_key_retained(rdlt_server *s, const char *key)
 
 long long rdlt_count_held(rdlt_server *s, const char *pattern)
 {
-    char cursor[32] = "0";
-    long long n = 0;
-    size_t i;
-    do {
-        redisReply *r =
-            rdlt_cmd(s, "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
-        if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
-            freeReplyObject(r);
-            fail_msg("rdlt: unexpected SCAN reply");
-        }
-        snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
-        for (i = 0; i < r->element[1]->elements; i++)
-            n += !rdlt_key_retained(s, r->element[1]->element[i]->str);
-        freeReplyObject(r);
-    } while (strcmp(cursor, "0") != 0);
-    return n;
+    return count_matching(s, pattern, rdlt_key_retained);
 }
 
 /* Counts the CLIENT LIST lines whose name starts with prefix and stores
