@@ -23,7 +23,13 @@
 typedef struct bench_floor_t {
     double rtt_p50_us; /* one raw EVALSHA round trip */
     double rtt_p99_us;
-    double cycles_per_s;    /* raw acquire+release, one client, serial */
+    double cycles_per_s; /* raw acquire+release, one client, serial */
+    /* The same with a busy-polling raw client, which never sleeps while it
+     * waits for a reply: the honest floor for rdl's blocking calls, which
+     * spin briefly before they sleep. */
+    double spin_rtt_p50_us;
+    double spin_rtt_p99_us;
+    double spin_cycles_per_s;
     double pipelined_per_s; /* raw acquire+release pipelined: server limit */
 } bench_floor_t;
 
@@ -55,6 +61,7 @@ int bench_fig_uncontended(bench_ctx *ctx);
 int bench_fig_throughput(bench_ctx *ctx);
 int bench_fig_handoff(bench_ctx *ctx);
 int bench_fig_watchdog(bench_ctx *ctx);
+int bench_fig_fairqueue(bench_ctx *ctx);
 int bench_fig_memory(bench_ctx *ctx);
 int bench_fig_cluster(bench_ctx *ctx);
 
@@ -130,6 +137,8 @@ typedef struct bench_raw {
     char owner[64];
     char id[33];
     uint64_t seq;
+    int spin; /* busy-poll for replies (poll() with a zero timeout in a
+                 loop) instead of sleeping in read(); set it after open */
 } bench_raw;
 
 int bench_raw_open(bench_raw *r, const bench_ctx *ctx); /* 0 or -1 */
@@ -142,12 +151,44 @@ int bench_raw_release(bench_raw *r, const char *name);
 int bench_raw_append_acquire(bench_raw *r, const char *name);
 int bench_raw_append_release(bench_raw *r, const char *name);
 int bench_raw_read(bench_raw *r); /* as bench_raw_acquire */
+/* A plain command on the raw connection, e.g. ZCARD; the reply or NULL
+ * (printed why). Free it with freeReplyObject. */
+redisReply *bench_raw_command(bench_raw *r, const char *fmt, ...);
+
+/* What the server did, read with one INFO on the raw connection: the
+ * server side of a figure, as differences between two readings. */
+typedef struct bench_srv {
+    double cpu_us;      /* used_cpu_sys + used_cpu_user */
+    uint64_t commands;  /* total_commands_processed: every command, those
+                           that scripts run included */
+    uint64_t scripts;   /* EVALSHA and EVAL calls */
+    uint64_t script_us; /* their time, the commands they ran included */
+} bench_srv;
+
+/* 0, or -1 if INFO failed (printed) or the raw client sees only part of
+ * the servers (a cluster: it talks to one master); then figures leave the
+ * server's metrics out. */
+int bench_srv_read(bench_raw *r, bench_srv *out);
+/* b - a, less the INFO that read a (counted in b's total). */
+bench_srv bench_srv_diff(const bench_srv *a, const bench_srv *b);
 
 /* ---- rdl helpers (rdl_util.c) ------------------------------------------------- */
 
 /* A client connected to ctx's server on its own loop thread, or NULL
  * (printed why). */
 rdl_client_t *bench_client(const bench_ctx *ctx);
+/* A client on the caller's loop (rdl_client_set_loop), connected, with
+ * this watchdog lease (0: the default), or NULL (printed why). */
+rdl_client_t *bench_loop_client(const bench_ctx *ctx, struct uv_loop_s *loop,
+                                int64_t watchdog_ms);
+/* Runs the loop until *count >= want. */
+void bench_loop_until(struct uv_loop_s *loop, const long *count, long want);
+/* Runs the loop for ns nanoseconds (a timer ends the run, so the loop
+ * sleeps while it has nothing to do). */
+void bench_loop_for(struct uv_loop_s *loop, int64_t ns);
+/* Closes a client made by bench_loop_client and runs the loop until its
+ * handles have closed. NULL is fine. */
+void bench_loop_client_free(rdl_client_t *c, struct uv_loop_s *loop);
 /* Requests per acquisition between two stats snapshots. */
 double bench_requests_per_acquire(const rdl_client_stats_t *a,
                                   const rdl_client_stats_t *b);

@@ -6,7 +6,12 @@
  * - blocking: N threads, each cycling its own lock with the blocking calls;
  *   the client's loop pipelines what the threads post in one iteration.
  * - async: M chains on the caller's loop (rdl_client_set_loop), each
- *   starting its next acquire from the callback of its release. */
+ *   starting its next acquire from the callback of its release.
+ *
+ * Every case also says what the server paid per cycle, from INFO read on a
+ * raw connection before and after the measured run: CPU (used_cpu_sys +
+ * used_cpu_user) and commands (total_commands_processed, which counts the
+ * commands the scripts run as well). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +21,38 @@
 #include "bench.h"
 
 #define LIMIT_NS (BENCH_SIZE(ctx, 200, 1000) * 1000000LL)
+
+/* The server's side of a run, read on a raw connection of its own. */
+typedef struct probe {
+    bench_raw raw;
+    bench_srv at;
+    int ok; /* `at` was read */
+} probe;
+
+/* Opens the connection and reads the server before the run; 0, or -1 if
+ * the connection failed (printed). */
+static int srv_begin(const bench_ctx *ctx, probe *p)
+{
+    if (bench_raw_open(&p->raw, ctx) != 0)
+        return -1;
+    p->ok = bench_srv_read(&p->raw, &p->at) == 0;
+    return 0;
+}
+
+/* Reads the server after the run, closes the connection, and reports the
+ * server's CPU and commands per cycle (nothing if it could not be read). */
+static void srv_end(probe *p, long cycles)
+{
+    bench_srv now, d;
+    int ok = p->ok && bench_srv_read(&p->raw, &now) == 0;
+    bench_raw_close(&p->raw);
+    if (!ok || cycles <= 0)
+        return;
+    d = bench_srv_diff(&p->at, &now);
+    bench_row_num("server_cpu_per_cycle", d.cpu_us / (double)cycles, "us", 1);
+    bench_row_num("server_cmds_per_cycle", (double)d.commands / (double)cycles,
+                  NULL, 2);
+}
 
 typedef struct worker {
     pthread_t tid;
@@ -53,8 +90,9 @@ static int blocking(bench_ctx *ctx, int n)
     int i, rc = 0;
     double per_s;
     rdl_client_stats_t s0, s1;
+    probe info;
 
-    if (c == NULL || w == NULL || limit <= 0) {
+    if (c == NULL || w == NULL || limit <= 0 || srv_begin(ctx, &info) != 0) {
         rdl_client_free(c);
         free(w);
         return -1;
@@ -79,8 +117,10 @@ static int blocking(bench_ctx *ctx, int n)
     rdl_client_stats(c, &s1);
     rdl_client_free(c);
     free(w);
-    if (rc != 0)
+    if (rc != 0) {
+        bench_raw_close(&info.raw);
         return rc;
+    }
     bench_row_begin(ctx, "throughput", "rdl: %d blocking thread%s", n,
                     n == 1 ? "" : "s");
     bench_row_num("cycles", per_s, "per_s", 0);
@@ -89,6 +129,7 @@ static int blocking(bench_ctx *ctx, int n)
                      n >= 4 ? ">= 0.70" : NULL);
     bench_row_num("requests_per_cycle", bench_requests_per_acquire(&s0, &s1),
                   NULL, 2);
+    srv_end(&info, cycles);
     bench_row_end();
     return 0;
 }
@@ -159,6 +200,7 @@ static int async(bench_ctx *ctx, int m)
     char name[32];
     double per_s;
     rdl_client_stats_t s0, s1;
+    probe info = {0};
 
     if (k == NULL || limit <= 0 || uv_loop_init(&loop) != 0) {
         free(k);
@@ -188,6 +230,8 @@ static int async(bench_ctx *ctx, int m)
         next(&k[i]);
     while (r.running > 0)
         uv_run(&loop, UV_RUN_ONCE);
+    if ((rc = srv_begin(ctx, &info)) != 0)
+        goto out;
     rdl_client_stats(c, &s0);
     t0 = bench_now_ns();
     r.cycles = 0;
@@ -209,8 +253,10 @@ static int async(bench_ctx *ctx, int m)
     bench_row_target("of_server_limit", per_s / limit, "x", 2, ">= 0.70");
     bench_row_num("requests_per_cycle", bench_requests_per_acquire(&s0, &s1),
                   NULL, 2);
+    srv_end(&info, r.cycles);
     bench_row_end();
 out:
+    bench_raw_close(&info.raw);
     for (i = 0; i < m; i++)
         rdl_lock_free(k[i].lock);
     if (c != NULL) {

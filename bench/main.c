@@ -18,15 +18,18 @@
 /* A figure is one entry here: its name for --only, what it shows, the
  * function that measures and reports it. */
 static const bench_figure figures[] = {
-    {"floor", "raw EVALSHA of rdl's scripts: round trip, server limit",
+    {"floor", "raw EVALSHA: round trip (sleeping, busy-poll), server limit",
      bench_fig_floor},
     {"uncontended", "blocking acquire+release, 1 thread, vs 2 raw RTT",
      bench_fig_uncontended},
     {"throughput", "many acquirers on distinct names, one client",
      bench_fig_throughput},
-    {"handoff", "workers contending on one name, holding ~1 ms",
+    {"handoff", "8 threads, 2/8/32 processes contending on one name",
      bench_fig_handoff},
-    {"watchdog", "10,000 auto-leased holds: renewal cost", bench_fig_watchdog},
+    {"watchdog", "1,000 to 100,000 auto-leased holds: renewal cost",
+     bench_fig_watchdog},
+    {"fairqueue", "fair-lock hand-off with 10 and 10,000 queued waiters",
+     bench_fig_fairqueue},
     {"memory", "client memory per lock object, hold and waiter",
      bench_fig_memory},
     {"cluster", "the figures against a 6-node cluster", bench_fig_cluster},

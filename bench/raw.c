@@ -2,6 +2,9 @@
  * runs (rdl__scripts[], the bytes and SHA1 embedded into librdl at build
  * time) with keys and arguments of the same shape and length as rdl's. Its
  * round trip is the least any client can pay for one script call. */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,12 +124,44 @@ int bench_raw_append_release(bench_raw *r, const char *name)
     return append(r, name, 0);
 }
 
+/* redisGetReply, busy-polling: write what is queued, then poll() with a
+ * zero timeout until the socket is readable, so the thread never sleeps
+ * and no wake-up sits on the path of the reply. */
+static int spin_reply(redisContext *rc, void **p)
+{
+    int done = 0;
+    *p = NULL;
+    if (redisGetReplyFromReader(rc, p) != REDIS_OK)
+        return REDIS_ERR;
+    if (*p != NULL)
+        return REDIS_OK;
+    do {
+        if (redisBufferWrite(rc, &done) != REDIS_OK)
+            return REDIS_ERR;
+    } while (!done);
+    for (;;) {
+        struct pollfd pfd = {rc->fd, POLLIN, 0};
+        int n = poll(&pfd, 1, 0);
+        if (n < 0 && errno != EINTR)
+            return REDIS_ERR;
+        if (n <= 0)
+            continue;
+        if (redisBufferRead(rc) != REDIS_OK ||
+            redisGetReplyFromReader(rc, p) != REDIS_OK)
+            return REDIS_ERR;
+        if (*p != NULL)
+            return REDIS_OK;
+    }
+}
+
 int bench_raw_read(bench_raw *r)
 {
     void *p = NULL;
     redisReply *rep;
     int res;
-    if (redisGetReply(r->rc, &p) != REDIS_OK || p == NULL) {
+    if ((r->spin ? spin_reply(r->rc, &p) : redisGetReply(r->rc, &p)) !=
+            REDIS_OK ||
+        p == NULL) {
         fprintf(stderr, "rdl-bench: raw client: %s\n", r->rc->errstr);
         return -1;
     }
@@ -152,4 +187,74 @@ int bench_raw_acquire(bench_raw *r, const char *name)
 int bench_raw_release(bench_raw *r, const char *name)
 {
     return append(r, name, 0) == 0 ? bench_raw_read(r) : -1;
+}
+
+redisReply *bench_raw_command(bench_raw *r, const char *fmt, ...)
+{
+    va_list ap;
+    redisReply *rep;
+    va_start(ap, fmt);
+    rep = redisvCommand(r->rc, fmt, ap);
+    va_end(ap);
+    if (rep == NULL || rep->type == REDIS_REPLY_ERROR) {
+        fprintf(stderr, "rdl-bench: raw command: %s\n",
+                rep != NULL ? rep->str : r->rc->errstr);
+        if (rep != NULL)
+            freeReplyObject(rep);
+        return NULL;
+    }
+    return rep;
+}
+
+/* The number after "<field>:" in an INFO text, or after "<field>=" in a
+ * line of fields; 0 if absent. */
+static double info_field(const char *text, const char *field)
+{
+    const char *p = strstr(text, field);
+    return p != NULL ? strtod(p + strlen(field), NULL) : 0;
+}
+
+int bench_srv_read(bench_raw *r, bench_srv *out)
+{
+    static const char *const cmds[] = {"cmdstat_evalsha:", "cmdstat_eval:"};
+    redisReply *rep;
+    size_t i;
+
+    memset(out, 0, sizeof(*out));
+    if (r->tag[0] != '\0')
+        return -1;
+    /* "all" rather than a list of sections: servers before 7.0 take one
+     * section only. */
+    if ((rep = bench_raw_command(r, "INFO all")) == NULL)
+        return -1;
+    if (rep->type != REDIS_REPLY_STRING) {
+        freeReplyObject(rep);
+        return -1;
+    }
+    out->cpu_us = (info_field(rep->str, "\nused_cpu_sys:") +
+                   info_field(rep->str, "\nused_cpu_user:")) *
+                  1e6;
+    out->commands =
+        (uint64_t)info_field(rep->str, "\ntotal_commands_processed:");
+    for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        const char *line = strstr(rep->str, cmds[i]);
+        char buf[256];
+        if (line == NULL)
+            continue;
+        snprintf(buf, sizeof(buf), "%.*s", (int)strcspn(line, "\r\n"), line);
+        out->scripts += (uint64_t)info_field(buf, "calls=");
+        out->script_us += (uint64_t)info_field(buf, "usec=");
+    }
+    freeReplyObject(rep);
+    return 0;
+}
+
+bench_srv bench_srv_diff(const bench_srv *a, const bench_srv *b)
+{
+    bench_srv d;
+    d.cpu_us = b->cpu_us - a->cpu_us;
+    d.commands = b->commands - a->commands - 1;
+    d.scripts = b->scripts - a->scripts;
+    d.script_us = b->script_us - a->script_us;
+    return d;
 }
