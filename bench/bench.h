@@ -181,6 +181,14 @@ rdl_client_t *bench_client(const bench_ctx *ctx);
  * this watchdog lease (0: the default), or NULL (printed why). */
 rdl_client_t *bench_loop_client(const bench_ctx *ctx, struct uv_loop_s *loop,
                                 int64_t watchdog_ms);
+/* Counts completions of async requests whose data points at it; a
+ * cancelled request is not a failure. */
+typedef struct bench_tally {
+    long done;
+    long failed;
+    int last_error;
+} bench_tally;
+void bench_tally_done(rdl_req_t *req, int status);
 /* Runs the loop until *count >= want. */
 void bench_loop_until(struct uv_loop_s *loop, const long *count, long want);
 /* Runs the loop for ns nanoseconds (a timer ends the run, so the loop

@@ -17,22 +17,6 @@
 
 #include "bench.h"
 
-typedef struct tally {
-    long done;
-    long failed;
-    int last_error;
-} tally;
-
-static void on_done(rdl_req_t *req, int status)
-{
-    tally *t = req->data;
-    t->done++;
-    if (status != 0 && status != RDL_ECANCELED) {
-        t->failed++;
-        t->last_error = status;
-    }
-}
-
 static size_t heap(void)
 {
     return mallinfo2().uordblks;
@@ -77,7 +61,7 @@ int bench_fig_memory(bench_ctx *ctx)
     rdl_client_t *c = NULL;
     rdl_lock_t **locks = calloc((size_t)n, sizeof(*locks)), *one = NULL;
     rdl_req_t *reqs = calloc((size_t)n + 1, sizeof(*reqs));
-    tally t = {0};
+    bench_tally t = {0};
     size_t h0, h1, h2, h3;
     rdl_client_stats_t s;
     int rc = -1;
@@ -100,7 +84,8 @@ int bench_fig_memory(bench_ctx *ctx)
     }
     /* Connect, load the scripts, subscribe once, so that none of it is
      * counted below. */
-    if ((rc = rdl_lock_acquire_async(&reqs[n], one, 1, 0, 60000, on_done)))
+    if ((rc = rdl_lock_acquire_async(&reqs[n], one, 1, 0, 60000,
+                                     bench_tally_done)))
         goto fail;
     settle(&loop, &t.done, 1);
 
@@ -116,7 +101,7 @@ int bench_fig_memory(bench_ctx *ctx)
     t.done = 1;
     for (i = 0; i < n; i++)
         if ((rc = rdl_lock_acquire_async(&reqs[i], locks[i], 1, 0, 60000,
-                                         on_done)) != 0)
+                                         bench_tally_done)) != 0)
             goto fail;
     settle(&loop, &t.done, n + 1);
     h2 = heap();
@@ -129,7 +114,8 @@ int bench_fig_memory(bench_ctx *ctx)
     rdl_client_stats(c, &s);
     for (i = 0; i < n; i++)
         if ((rc = rdl_lock_acquire_async(&reqs[i], one, (rdl_owner_t)i + 2,
-                                         RDL_WAIT_FOREVER, 60000, on_done)))
+                                         RDL_WAIT_FOREVER, 60000,
+                                         bench_tally_done)))
             goto fail;
     settle_tries(&loop, c, s.attempts + (uint64_t)n);
     /* The tries may still be answered: a try on a held lock (EBUSY, no
@@ -137,7 +123,7 @@ int bench_fig_memory(bench_ctx *ctx)
      * connection answers in order. */
     t.done = 0;
     if ((rc = rdl_lock_acquire_async(&reqs[n], locks[0], 2, 0, 60000,
-                                     on_done)) != 0)
+                                     bench_tally_done)) != 0)
         goto fail;
     settle(&loop, &t.done, 1);
     t.failed = 0; /* the marker's RDL_EBUSY */
@@ -164,9 +150,10 @@ int bench_fig_memory(bench_ctx *ctx)
     settle(&loop, &t.done, n);
     t.done = 0;
     for (i = 0; i < n; i++)
-        if ((rc = rdl_lock_release_async(&reqs[i], locks[i], 1, on_done)))
+        if ((rc = rdl_lock_release_async(&reqs[i], locks[i], 1,
+                                         bench_tally_done)))
             goto fail;
-    if ((rc = rdl_lock_release_async(&reqs[n], one, 1, on_done)) != 0)
+    if ((rc = rdl_lock_release_async(&reqs[n], one, 1, bench_tally_done)) != 0)
         goto fail;
     settle(&loop, &t.done, n + 1);
     if (t.failed) {

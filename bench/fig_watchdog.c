@@ -22,22 +22,6 @@
 
 #include "bench.h"
 
-typedef struct tally {
-    long done;
-    long failed;
-    int last_error;
-} tally;
-
-static void on_done(rdl_req_t *req, int status)
-{
-    tally *t = req->data;
-    t->done++;
-    if (status != 0) {
-        t->failed++;
-        t->last_error = status;
-    }
-}
-
 static int64_t cpu_ns(void)
 {
     struct rusage ru;
@@ -54,7 +38,7 @@ static int holds(bench_ctx *ctx, long n, int64_t lease_ms)
     rdl_lock_t **locks = calloc((size_t)n, sizeof(*locks));
     rdl_req_t *reqs = calloc((size_t)n, sizeof(*reqs));
     rdl_client_stats_t s0, s1;
-    tally t = {0};
+    bench_tally t = {0};
     bench_raw raw = {0};
     bench_srv srv0, srv1, srv;
     int64_t cpu0, cpu1;
@@ -81,7 +65,8 @@ static int holds(bench_ctx *ctx, long n, int64_t lease_ms)
     /* Every acquisition at once: the client pipelines them. */
     for (i = 0; i < n; i++)
         if ((rc = rdl_lock_acquire_async(&reqs[i], locks[i], 1, 0,
-                                         RDL_LEASE_AUTO, on_done)) != 0)
+                                         RDL_LEASE_AUTO, bench_tally_done)) !=
+            0)
             break;
     bench_loop_until(&loop, &t.done, i);
     held = i;
@@ -126,7 +111,8 @@ out:
         int r = 0;
         t.done = t.failed = 0;
         for (i = 0; i < held; i++)
-            if ((r = rdl_lock_release_async(&reqs[i], locks[i], 1, on_done)))
+            if ((r = rdl_lock_release_async(&reqs[i], locks[i], 1,
+                                            bench_tally_done)))
                 break;
         if (r != 0) {
             t.failed++;

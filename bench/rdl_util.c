@@ -66,6 +66,16 @@ void bench_loop_client_free(rdl_client_t *c, uv_loop_t *loop)
     rdl_client_free(c);
 }
 
+void bench_tally_done(rdl_req_t *req, int status)
+{
+    bench_tally *t = req->data;
+    t->done++;
+    if (status != 0 && status != RDL_ECANCELED) {
+        t->failed++;
+        t->last_error = status;
+    }
+}
+
 void bench_loop_until(uv_loop_t *loop, const long *count, long want)
 {
     while (*count < want)

@@ -216,7 +216,17 @@ int rdl__client_check_async(const rdl_client_t *c)
 
 void rdl__client_reqid(rdl_client_t *c, char out[64])
 {
-    snprintf(out, 64, "%s:%llx", c->id, (unsigned long long)++c->seq);
+    rdl__client_reqid_of(c, rdl__client_reqseq(c), out);
+}
+
+uint64_t rdl__client_reqseq(rdl_client_t *c)
+{
+    return ++c->seq;
+}
+
+void rdl__client_reqid_of(const rdl_client_t *c, uint64_t seq, char out[64])
+{
+    snprintf(out, 64, "%s:%llx", c->id, (unsigned long long)seq);
 }
 
 void rdl__client_owner(const rdl_client_t *c, rdl_owner_t owner, char out[64])

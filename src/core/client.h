@@ -100,6 +100,10 @@ int rdl__client_on_loop(const rdl_client_t *c);
 int rdl__client_check_async(const rdl_client_t *c);
 /* A request id unique across all clients: "<client-id>:<hex seq>". */
 void rdl__client_reqid(rdl_client_t *c, char out[64]);
+/* The same in two steps, for a request that keeps only the number: a new
+ * number, and the id it stands for. */
+uint64_t rdl__client_reqseq(rdl_client_t *c);
+void rdl__client_reqid_of(const rdl_client_t *c, uint64_t seq, char out[64]);
 /* "<client-id>:<owner>". */
 void rdl__client_owner(const rdl_client_t *c, rdl_owner_t owner, char out[64]);
 /* The next four ask the deployment's router (router.h).

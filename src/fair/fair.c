@@ -11,17 +11,19 @@
 static int send_try(rdl__acquire *op, rdl__reply_fn fn)
 {
     rdl_lock_t *lock = op->lock;
+    char reqid[64];
     char lease[24], keep[24], qlease[24];
     const char *keys[4] = {lock->key_hold, lock->key_fence, lock->key_aux[0],
                            lock->key_aux[1]};
     const char *args[8] = {op->owner_str,
                            lease,
-                           op->reqid,
+                           reqid,
                            keep,
                            qlease,
                            op->one_try ? "try" : "wait",
                            rdl__client_publish_cmd(lock->c),
                            lock->channel};
+    rdl__acquire_reqid(op, reqid);
     snprintf(lease, sizeof(lease), "%lld", (long long)op->lease_ms);
     snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
     snprintf(qlease, sizeof(qlease), "%lld",

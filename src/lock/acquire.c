@@ -69,6 +69,11 @@ static void complete(rdl__acquire *op, int status)
     op->cb(req, status);
 }
 
+void rdl__acquire_reqid(const rdl__acquire *op, char out[64])
+{
+    rdl__client_reqid_of(op->c, op->reqseq, out);
+}
+
 static void on_undone(rdl_req_t *req, int status)
 {
     (void)req;
@@ -84,7 +89,9 @@ static void on_undone(rdl_req_t *req, int status)
  * lock as soon as its callback has run. */
 static void undo(rdl__acquire *op)
 {
-    if (rdl__release_undo(op->lock, op->owner, op->reqid, on_undone) != 0)
+    char reqid[64];
+    rdl__acquire_reqid(op, reqid);
+    if (rdl__release_undo(op->lock, op->owner, reqid, on_undone) != 0)
         rdl__errmsg_set(op->lock->c, "could not release a cancelled hold");
 }
 
@@ -189,7 +196,7 @@ static void on_try(void *data, int status, const redisReply *r)
             rdl__now_ms() >= op->sent_at + (uint64_t)op->lease_ms) {
             undo(op);
             if (!op->one_try && rdl__now_ms() < op->deadline) {
-                rdl__client_reqid(lock->c, op->reqid);
+                op->reqseq = rdl__client_reqseq(lock->c);
                 op->unknown = 0;
                 op->unknown_status = 0;
                 send_try(op);
@@ -352,7 +359,7 @@ int rdl__acquire_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
             ? UINT64_MAX
             : now + (uint64_t)wait_ms;
     rdl__client_owner(c, owner, op->owner_str);
-    rdl__client_reqid(c, op->reqid);
+    op->reqseq = rdl__client_reqseq(c);
     rdl__queue_init(&op->active.node);
     op->active.abort = on_abort;
     op->active.stage = RDL__STAGE_OPERATION;

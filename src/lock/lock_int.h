@@ -164,7 +164,8 @@ struct rdl__acquire {
     rdl_lock_t *lock;
     rdl_owner_t owner;
     char owner_str[64];
-    char reqid[64];
+    uint64_t reqseq;   /* its request id (rdl__acquire_reqid): kept as a
+                          number, as waiters are many */
     int64_t lease_ms;  /* the lease sent (the watchdog's if auto) */
     int auto_lease;    /* RDL_LEASE_AUTO */
     uint64_t sent_at;  /* when the try that may have been applied was sent */
@@ -194,6 +195,10 @@ struct rdl__release {
     int unknown;
     int unknown_status; /* as in rdl__acquire */
 };
+
+/* acquire.c: the request id of an acquisition (the same for all its tries),
+ * into out. */
+void rdl__acquire_reqid(const rdl__acquire *op, char out[64]);
 
 /* acquire.c / release.c: start an operation (arguments checked). */
 int rdl__acquire_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,

@@ -18,13 +18,18 @@ static const char *side(const rdl__lock_kind *k);
 static int send_try(rdl__acquire *op, rdl__reply_fn fn)
 {
     rdl_lock_t *lock = op->lock;
+    char reqid[64];
     char lease[24], keep[24], qlease[24];
     const char *keys[3] = {lock->key_hold, lock->key_fence, lock->key_aux[1]};
-    const char *args[8] = {
-        op->owner_str,    lease,
-        op->reqid,        keep,
-        side(lock->kind), op->one_try ? "try" : "wait",
-        qlease,           (lock->flags & RDL_RW_READERS_FIRST) ? "0" : "1"};
+    const char *args[8] = {op->owner_str,
+                           lease,
+                           reqid,
+                           keep,
+                           side(lock->kind),
+                           op->one_try ? "try" : "wait",
+                           qlease,
+                           (lock->flags & RDL_RW_READERS_FIRST) ? "0" : "1"};
+    rdl__acquire_reqid(op, reqid);
     snprintf(lease, sizeof(lease), "%lld", (long long)op->lease_ms);
     snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
     snprintf(qlease, sizeof(qlease), "%lld",
