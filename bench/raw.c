@@ -97,11 +97,14 @@ static int append(bench_raw *r, const char *name, int acquire)
     snprintf(reqid, sizeof(reqid), "%s:%llx", r->id,
              (unsigned long long)++r->seq);
     if (acquire) {
-        /* "": a one-shot try, not registered as a waiter. */
-        const char *argv[] = {"EVALSHA", s->sha,   "1",   hold,
-                              r->owner,  LEASE_MS, reqid, ""};
-        return redisAppendCommandArgv(r->rc, 8, argv, NULL) == REDIS_OK ? 0
-                                                                        : -1;
+        /* "": a one-shot try, not registered as a waiter; "": tokens not
+         * anchored to the clock. */
+        const char *argv[] = {"EVALSHA", s->sha,    "1",   hold,
+                              r->owner,  LEASE_MS,  reqid, "",
+                              "",        "publish", chan};
+        snprintf(chan, sizeof(chan), CHANNEL, name);
+        return redisAppendCommandArgv(r->rc, 11, argv, NULL) == REDIS_OK ? 0
+                                                                         : -1;
     } else {
         /* ARGV as every kind's release (src/lock/release.c): ..., the
          * applied-set window, "" (not an undo). */

@@ -13,6 +13,8 @@
 -- ARGV[5]  "1": the token is at least the server time in microseconds
 --          (the parts of a RedLock, whose token is the largest of a set of
 --          servers that changes from grant to grant); "": no clock read
+-- ARGV[6]  publish command: "publish" or "spublish"
+-- ARGV[7]  channel of the lock
 --
 -- Replies  {1, token, count}      acquired (count 1) or re-entered
 --          {0, pttl, registered}  held by another owner for pttl more ms;
@@ -27,10 +29,12 @@
 -- increasing after the hash expired (a holder that died, a name unused for
 -- the retention) as long as the server clock does not step back
 -- (docs/design-notes.md "The token guarantee").
--- Uncontended: 3 commands (HMGET, HSET, PEXPIRE).
+-- Uncontended: 3 commands (HMGET, HSET, PEXPIRE). A grant while others
+-- wait tells the first of them the new lease (lib/waiters: waiter_recap).
 --@include waiters
 local me = ARGV[1]
-local h = redis.call('HMGET', KEYS[1], 'o', 'n', 't', 'r', 'qt', 'q:' .. me)
+local h = redis.call('HMGET', KEYS[1], 'o', 'n', 't', 'r', 'qt', 'q:' .. me,
+    'qh')
 local lease = tonumber(ARGV[2])
 
 if h[1] == me then
@@ -67,5 +71,8 @@ redis.call('HSET', KEYS[1], 'o', me, 'n', 1, 't',
 redis.call('PEXPIRE', KEYS[1], lease)
 if h[6] then
     waiter_remove(KEYS[1], me, h[6])
+end
+if waiters_maybe(h[7], h[5]) then
+    waiter_recap(KEYS[1], h[7], h[5], me, lease, ARGV[6], ARGV[7])
 end
 return {1, token, 1}

@@ -101,6 +101,38 @@ local function waiters_count(key, qh, qt)
     return n
 end
 
+-- The owner of the first live registration, left in place (or nil).
+local function waiter_first(key, qh, qt)
+    local h, last = tonumber(qh or '1'), tonumber(qt or '0')
+    local now = waiters_now()
+    while h <= last do
+        local _, v, to = waiters_read(key, h, last, 64)
+        for i = 1, #v do
+            if v[i] then
+                local c = string.find(v[i], ':', 1, true)
+                if tonumber(string.sub(v[i], 1, c - 1)) > now then
+                    return string.sub(v[i], c + 1)
+                end
+            end
+        end
+        h = to + 1
+    end
+    return nil
+end
+
+-- A new hold was granted while others wait: tells the first of them, by
+-- a message "<owner>|<lease ms>", to sleep no longer than the new lease.
+-- The others are not woken by any release until they are first, and the
+-- first must notice a holder whose lease runs out (Redis publishes
+-- nothing then): its sleep was capped by the lease it saw at its own try,
+-- which may be longer than the new holder's.
+local function waiter_recap(key, qh, qt, me, lease, pubcmd, channel)
+    local first = waiter_first(key, qh, qt)
+    if first and first ~= me then
+        redis.pcall(pubcmd, channel, first .. '|' .. lease)
+    end
+end
+
 -- Publishes the wake-up of `owner`. pcall: a client without access to the
 -- channel (ACL) still frees the lock; the waiter then wakes by its capped
 -- sleep.

@@ -192,6 +192,24 @@ static void wake_target(entry *e, const char *owner, size_t len)
     note_named(e, owner, len);
 }
 
+/* "<owner>|<ms>": the waiter of that owner sleeps at most ms from now. Not
+ * a wake-up: nothing is noted for waiters that are not (yet) here. */
+static void recap_target(entry *e, const char *owner, size_t len, int64_t ms)
+{
+    rdl__queue *n;
+    for (n = e->waiters.next; n != &e->waiters; n = n->next) {
+        rdl__waiter *w = RDL_CONTAINER_OF(n, rdl__waiter, node);
+        if (w->target == NULL || strlen(w->target) != len ||
+            memcmp(w->target, owner, len) != 0)
+            continue;
+        if (w->recap_ms < 0 || ms < w->recap_ms)
+            w->recap_ms = ms;
+        if (w->sleeping)
+            w->fn(w, RDL__WAKE_RECAP);
+        return;
+    }
+}
+
 /* ---- subscriber connection ------------------------------------------------ */
 
 static void on_subscribed(void *data, int status, const redisReply *r)
@@ -332,6 +350,7 @@ static void on_sub_message(rdl__conn *cn, const redisReply *r, void *data)
     size_t chl, msgl;
     rdl__map_node *n;
     entry *e;
+    const char *bar;
     (void)cn;
     if (!rdl__reply_message(r, &ch, &chl, &msg, &msgl))
         return;
@@ -345,6 +364,14 @@ static void on_sub_message(rdl__conn *cn, const redisReply *r, void *data)
         wake_all(e, RDL__WAKE_MESSAGE);
     } else if (msgl == 1) {
         wake_one(e);
+    } else if ((bar = memchr(msg, '|', msgl)) != NULL) {
+        char num[24];
+        size_t nl = msgl - (size_t)(bar - msg) - 1;
+        if (nl == 0 || nl >= sizeof(num))
+            return;
+        memcpy(num, bar + 1, nl);
+        num[nl] = '\0';
+        recap_target(e, msg, (size_t)(bar - msg), strtoll(num, NULL, 10));
     } else {
         wake_target(e, msg, msgl);
     }
@@ -421,6 +448,7 @@ int rdl__hub_join(rdl_client_t *c, const char *channel, rdl__waiter *w,
     w->sleeping = 0;
     w->pending = 0;
     w->fresh = 1;
+    w->recap_ms = -1;
     e->nwaiters++;
     if (e->state == SUBSCRIBED)
         return 1;

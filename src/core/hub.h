@@ -17,6 +17,8 @@ typedef struct rdl__hub rdl__hub;
 enum {
     RDL__WAKE_MESSAGE = 1,    /* a release message arrived */
     RDL__WAKE_SUBSCRIBED = 2, /* the channel is (re)subscribed: try again */
+    RDL__WAKE_RECAP = 3,      /* sleep at most recap_ms from now (the
+                                 waiter stays asleep) */
 };
 
 typedef struct rdl__waiter rdl__waiter;
@@ -29,14 +31,18 @@ struct rdl__waiter {
     const char *target; /* set before joining: only messages naming this
                            owner string wake the waiter (fair lock) */
     int sleeping;
-    int pending;    /* a message named it while it was busy */
-    uint64_t since; /* the hub's event count when its last try was sent */
-    int fresh;      /* joined after that try was sent: events of the
-                       channel since then are checked once, at its sleep */
+    int pending;      /* a message named it while it was busy */
+    uint64_t since;   /* the hub's event count when its last try was sent */
+    int fresh;        /* joined after that try was sent: events of the
+                         channel since then are checked once, at its sleep */
+    int64_t recap_ms; /* a "sleep at most" message for it, not yet applied
+                         (-1: none); see RDL__WAKE_RECAP */
 };
 
 /* Release message payloads. Any other payload is an owner string: it
- * wakes only the waiter whose target it is. */
+ * wakes only the waiter whose target it is; "<owner>|<ms>" tells that
+ * waiter to sleep at most ms (RDL__WAKE_RECAP, or at its next sleep if it
+ * is trying). */
 #define RDL__MSG_WAKE_ONE "0" /* wake one waiter per client */
 #define RDL__MSG_WAKE_ALL "1" /* wake every waiter */
 

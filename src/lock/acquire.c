@@ -105,9 +105,21 @@ static void on_timer(uv_timer_t *t)
 static void on_wake(rdl__waiter *w, int event)
 {
     rdl__acquire *op = RDL_CONTAINER_OF(w, rdl__acquire, waiter);
-    (void)event;
     if (op->canceled)
         return;
+    if (event == RDL__WAKE_RECAP) {
+        /* Still asleep, on a shorter leash: a new holder's lease ends
+         * sooner than the one this waiter's timer was set for. */
+        if (!op->inflight && uv_is_active((uv_handle_t *)&op->timer) &&
+            (uint64_t)w->recap_ms < uv_timer_get_due_in(&op->timer)) {
+            uv_timer_stop(&op->timer);
+            uv_timer_start(&op->timer, on_timer,
+                           w->recap_ms > 0 ? (uint64_t)w->recap_ms : 1, 0);
+        }
+        if (!op->inflight)
+            w->recap_ms = -1;
+        return;
+    }
     if (op->inflight) {
         op->again = 1;
         return;
@@ -147,6 +159,12 @@ static void wait_for_release(rdl__acquire *op, int64_t pttl_ms)
         sleep_ms = (uint64_t)pttl_ms;
     if (sleep_ms == UINT64_MAX)
         sleep_ms = (uint64_t)op->lease_ms; /* no lease known: still capped */
+    /* A new holder's lease told while this waiter was trying. */
+    if (op->waiter.recap_ms >= 0) {
+        if ((uint64_t)op->waiter.recap_ms < sleep_ms)
+            sleep_ms = (uint64_t)op->waiter.recap_ms;
+        op->waiter.recap_ms = -1;
+    }
     /* A registration that lapsed is woken by no release: try (and so
      * register) again before it does. */
     if (op->queued && !op->lock->kind->queue->renewed &&

@@ -77,6 +77,7 @@ typedef struct waiter {
     rdl_client_t *c;
     rdl_lock_t *l;
     int64_t wait_ms;
+    int64_t lease_ms; /* 0: 30 s */
     int rc;
     int acquired; /* atomic flag */
     int go;       /* atomic: release now */
@@ -88,7 +89,8 @@ static int next_order;
 static void *wait_thread(void *arg)
 {
     waiter *w = arg;
-    w->rc = rdl_lock_acquire_as(w->l, A, w->wait_ms, 30000);
+    w->rc = rdl_lock_acquire_as(w->l, A, w->wait_ms,
+                                w->lease_ms > 0 ? w->lease_ms : 30000);
     if (w->rc == 0) {
         w->order = __atomic_add_fetch(&next_order, 1, __ATOMIC_SEQ_CST);
         __atomic_store_n(&w->acquired, 1, __ATOMIC_SEQ_CST);
@@ -113,18 +115,26 @@ static void wait_waiters(rdl_lock_t *l, uint32_t n)
  * subscribed to the lock's channel (a short wait that gives up leaves the
  * subscription lingering), so that its one try registers it and it then
  * sleeps: a confirmation of its subscription would make it try again. */
-static rdlt_thread *start_waiter(waiter *w, rdlt_server *s, const char *name,
-                                 rdl_lock_t *hl, uint32_t nth)
+static rdlt_thread *start_waiter_lease(waiter *w, rdlt_server *s,
+                                       const char *name, rdl_lock_t *hl,
+                                       uint32_t nth, int64_t lease_ms)
 {
     rdlt_thread *t;
     memset(w, 0, sizeof(*w));
     w->c = rdlt_client(s);
     w->l = rdlt_lock(w->c, name);
     w->wait_ms = RDL_WAIT_FOREVER;
+    w->lease_ms = lease_ms;
     rdlt_assert_rc(rdl_lock_acquire_as(w->l, B, 100, 30000), RDL_ETIMEDOUT);
     t = rdlt_thread_start(wait_thread, w);
     wait_waiters(hl, nth);
     return t;
+}
+
+static rdlt_thread *start_waiter(waiter *w, rdlt_server *s, const char *name,
+                                 rdl_lock_t *hl, uint32_t nth)
+{
+    return start_waiter_lease(w, s, name, hl, nth, 0);
 }
 
 /* The client's tries so far (every acquire script call). */
@@ -190,8 +200,10 @@ static void test_handoff_one_try_per_release_across_clients(void **state)
         rdlt_assert_ok(w[i].rc);
         assert_true(stats(w[i].c).wakeups >= 1);
     }
-    /* One message per hand-off (the last release found nobody waiting). */
-    assert_int_equal(publishes(s), K);
+    /* One message per hand-off (the last release found nobody waiting),
+     * and one per grant while others still wait, telling the first of
+     * them the new lease (lib/waiters: waiter_recap). */
+    assert_int_equal(publishes(s), K + (K - 1));
     assert_int_equal(rdlt_info(hl, B).waiters, 0);
     assert_int_equal(rdlt_count_held(s, "rdl:*"), 0);
 }
@@ -356,6 +368,39 @@ static void test_handoff_message_for_another_owner_ignored(void **state)
     finish(&w, tw);
 }
 
+/* The waiter behind the one that is handed the lock sleeps on the lease
+ * it saw at its own try (the first holder's, 5 s). The new holder takes a
+ * 300 ms lease and never releases: its lease runs out, and Redis
+ * publishes nothing. Before: nothing woke the second waiter until its 5 s
+ * were over (the stress test saw a free lock with a waiter for a second).
+ * Now the grant tells the first waiter in line the new lease. */
+static void test_handoff_new_holder_lease_reaches_next_waiter(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *holder = rdlt_client(s);
+    rdl_lock_t *hl = rdlt_lock(holder, "short");
+    waiter v, w;
+    rdlt_thread *tv, *tw;
+    int64_t t0;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(hl, A, 0, 5000));
+    tv = start_waiter_lease(&v, s, "short", hl, 1, 300);
+    tw = start_waiter(&w, s, "short", hl, 2);
+    rdlt_assert_ok(rdl_lock_release_as(hl, A)); /* names v */
+    if (!rdlt_wait_flag(&v.acquired, 10000))
+        fail_msg("the first waiter was not handed the lock");
+    t0 = rdlt_now_ms();
+    if (!rdlt_wait_flag(&w.acquired, 4000))
+        fail_msg("the second waiter slept on through the new holder's "
+                 "300 ms lease");
+    rdlt_assert_between(rdlt_now_ms() - t0, 250, 3000);
+    finish(&w, tw);
+    __atomic_store_n(&v.go, 1, __ATOMIC_SEQ_CST);
+    rdlt_thread_join(tv);
+    rdlt_assert_rc(v.rc, RDL_ELOST); /* its lease ran out */
+}
+
 static void free_rw(void *p)
 {
     rdl_rwlock_free(p);
@@ -426,6 +471,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_handoff_dead_waiter_absorbs_at_most_one),
     RDLT_TEST(test_handoff_rw_writer_release_wakes_one_writer),
     RDLT_TEST(test_handoff_message_for_another_owner_ignored),
+    RDLT_TEST(test_handoff_new_holder_lease_reaches_next_waiter),
 };
 
 RDLT_MAIN(tests)
