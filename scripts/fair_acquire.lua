@@ -33,6 +33,7 @@
 -- a dead head is purged within a queue lease); the others wait for a
 -- message. When a script changes who is first or second, it names the new
 -- one in a message (see tell() below), so a waiter learns of its new duty.
+--@include second
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local before = redis.call('ZRANGE', KEYS[3], 0, 1)
@@ -54,7 +55,7 @@ local function tell()
         redis.pcall(ARGV[7], ARGV[8], after[1])
     end
     if after[2] and after[2] ~= before[2] and after[2] ~= ARGV[1] then
-        redis.pcall(ARGV[7], ARGV[8], after[2])
+        tell_second(KEYS[4], ARGV[7], ARGV[8], after[2], after[1], now)
     end
 end
 

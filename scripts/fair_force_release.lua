@@ -18,6 +18,7 @@
 -- removed.
 --@include applied
 --@include force
+--@include second
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local first = force_replay(KEYS[4], ARGV[3])
@@ -39,6 +40,6 @@ if after[1] then
     redis.pcall(ARGV[1], ARGV[2], after[1])
 end
 if after[2] and after[2] ~= before[2] then
-    redis.pcall(ARGV[1], ARGV[2], after[2])
+    tell_second(KEYS[3], ARGV[1], ARGV[2], after[2], after[1], now)
 end
 return force_done(KEYS[4], ARGV[3], 1, now, tonumber(ARGV[4]))

@@ -11,6 +11,7 @@
 -- If the waiter was the head and the lock is free, the new head is told,
 -- so it does not wait for a hand-off that will never come; a new second
 -- waiter is told to watch the head.
+--@include second
 local before = redis.call('ZRANGE', KEYS[2], 0, 1)
 if redis.call('ZREM', KEYS[2], ARGV[1]) == 0 then
     redis.call('ZREM', KEYS[3], ARGV[1])
@@ -24,6 +25,8 @@ if after[1] and after[1] ~= before[1] then
     redis.pcall(ARGV[2], ARGV[3], after[1])
 end
 if after[2] and after[2] ~= before[2] then
-    redis.pcall(ARGV[2], ARGV[3], after[2])
+    local t = redis.call('TIME')
+    local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    tell_second(KEYS[3], ARGV[2], ARGV[3], after[2], after[1], now)
 end
 return 1

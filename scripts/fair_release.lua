@@ -19,6 +19,7 @@
 --
 -- Retries are idempotent as in lock_release.
 --@include applied
+--@include second
 
 local h = redis.call('HMGET', KEYS[1], 'o', 'n', 'r', 't')
 
@@ -58,6 +59,6 @@ if after[1] then
     redis.pcall(ARGV[3], ARGV[4], after[1])
 end
 if after[2] and after[2] ~= before[2] then
-    redis.pcall(ARGV[3], ARGV[4], after[2])
+    tell_second(KEYS[4], ARGV[3], ARGV[4], after[2], after[1], now)
 end
 return {1, 0}

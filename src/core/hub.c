@@ -61,6 +61,7 @@ typedef struct rdl__hub_entry {
     struct {
         uint64_t seq;
         size_t len;
+        int64_t recap; /* "sleep at most" ms; -1: a wake-up */
         char owner[64];
     } named[4];
     unsigned nnamed;
@@ -88,20 +89,22 @@ static void note_event(entry *e)
 
 /* A message named an owner that is not (yet) one of this entry's waiters:
  * an event only for the waiter of that owner. */
-static void note_named(entry *e, const char *owner, size_t len)
+static void note_named(entry *e, const char *owner, size_t len, int64_t recap)
 {
     unsigned i = e->nnamed++ % 4;
     e->seq = ++e->hub->events;
     e->named[i].seq = e->seq;
+    e->named[i].recap = recap;
     e->named[i].len = len <= sizeof(e->named[i].owner) ? len : SIZE_MAX;
     if (e->named[i].len != SIZE_MAX)
         memcpy(e->named[i].owner, owner, len);
 }
 
 /* 1 if an event since `since` may concern waiter w: one that concerns
- * every waiter, or a message that named w's owner (or that can no longer
- * be told apart: the record of it was overwritten or too long). */
-static int event_for(const entry *e, const rdl__waiter *w, uint64_t since)
+ * every waiter, or a message that woke w's owner (or that can no longer
+ * be told apart: the record of it was overwritten or too long). A message
+ * that only told w's owner to sleep less is applied to w->recap_ms. */
+static int event_for(const entry *e, rdl__waiter *w, uint64_t since)
 {
     unsigned i, n = e->nnamed < 4 ? e->nnamed : 4;
     size_t len;
@@ -112,12 +115,19 @@ static int event_for(const entry *e, const rdl__waiter *w, uint64_t since)
     if (e->nnamed > 4 && e->named[e->nnamed % 4].seq > since)
         return 1; /* the oldest kept is newer than since: some were lost */
     len = strlen(w->target);
-    for (i = 0; i < n; i++)
-        if (e->named[i].seq > since &&
-            (e->named[i].len == SIZE_MAX ||
-             (e->named[i].len == len &&
-              memcmp(e->named[i].owner, w->target, len) == 0)))
+    for (i = 0; i < n; i++) {
+        if (e->named[i].seq <= since)
+            continue;
+        if (e->named[i].len == SIZE_MAX)
             return 1;
+        if (e->named[i].len != len ||
+            memcmp(e->named[i].owner, w->target, len) != 0)
+            continue;
+        if (e->named[i].recap < 0)
+            return 1;
+        if (w->recap_ms < 0 || e->named[i].recap < w->recap_ms)
+            w->recap_ms = e->named[i].recap;
+    }
     return 0;
 }
 
@@ -189,11 +199,13 @@ static void wake_target(entry *e, const char *owner, size_t len)
         return;
     }
     /* Not one of ours yet: its owner may be between a try and its join. */
-    note_named(e, owner, len);
+    note_named(e, owner, len, -1);
 }
 
-/* "<owner>|<ms>": the waiter of that owner sleeps at most ms from now. Not
- * a wake-up: nothing is noted for waiters that are not (yet) here. */
+/* "<owner>|<ms>": the waiter of that owner sleeps at most ms from now. If
+ * it is not here yet (between its try and its join), the answer of that
+ * try may predate what the message says: noted, and applied when it
+ * joins. */
 static void recap_target(entry *e, const char *owner, size_t len, int64_t ms)
 {
     rdl__queue *n;
@@ -208,6 +220,7 @@ static void recap_target(entry *e, const char *owner, size_t len, int64_t ms)
             w->fn(w, RDL__WAKE_RECAP);
         return;
     }
+    note_named(e, owner, len, ms);
 }
 
 /* ---- subscriber connection ------------------------------------------------ */
