@@ -179,16 +179,25 @@ static void wake_one(entry *e)
         e->missed = 1;
 }
 
-/* A message that names an owner: wakes that owner's waiter, if it is one
- * of ours; one that is busy trying tries again instead of sleeping. */
-static void wake_target(entry *e, const char *owner, size_t len)
+/* The waiter of e whose target is `owner`, or NULL. */
+static rdl__waiter *find_target(entry *e, const char *owner, size_t len)
 {
     rdl__queue *n;
     for (n = e->waiters.next; n != &e->waiters; n = n->next) {
         rdl__waiter *w = RDL_CONTAINER_OF(n, rdl__waiter, node);
-        if (w->target == NULL || strlen(w->target) != len ||
-            memcmp(w->target, owner, len) != 0)
-            continue;
+        if (w->target != NULL && strlen(w->target) == len &&
+            memcmp(w->target, owner, len) == 0)
+            return w;
+    }
+    return NULL;
+}
+
+/* A message that names an owner: wakes that owner's waiter, if it is one
+ * of ours; one that is busy trying tries again instead of sleeping. */
+static void wake_target(entry *e, const char *owner, size_t len)
+{
+    rdl__waiter *w = find_target(e, owner, len);
+    if (w != NULL) {
         if (!w->sleeping) {
             w->pending = 1;
             return;
@@ -208,12 +217,8 @@ static void wake_target(entry *e, const char *owner, size_t len)
  * joins. */
 static void recap_target(entry *e, const char *owner, size_t len, int64_t ms)
 {
-    rdl__queue *n;
-    for (n = e->waiters.next; n != &e->waiters; n = n->next) {
-        rdl__waiter *w = RDL_CONTAINER_OF(n, rdl__waiter, node);
-        if (w->target == NULL || strlen(w->target) != len ||
-            memcmp(w->target, owner, len) != 0)
-            continue;
+    rdl__waiter *w = find_target(e, owner, len);
+    if (w != NULL) {
         if (w->recap_ms < 0 || ms < w->recap_ms)
             w->recap_ms = ms;
         if (w->sleeping)
