@@ -5,6 +5,8 @@
 -- ARGV[1]  owner string
 -- ARGV[2]  lease in ms (> 0)
 -- ARGV[3]  request id; a retry sends the same id
+-- ARGV[4]  publish command: "publish" or "spublish"
+-- ARGV[4+i] channel of lock i
 --
 -- Replies  {1, token1, count1, ..., tokenN, countN}  all taken or re-entered
 --          {0, pttl, i}  lock i (1-based) is held by another owner for
@@ -19,7 +21,8 @@ local lease = tonumber(ARGV[2])
 local holds = {}
 local replay = true
 for i = 1, #KEYS do
-    local h = redis.call('HMGET', KEYS[i], 'o', 'n', 't', 'r', 'q:' .. me)
+    local h = redis.call('HMGET', KEYS[i], 'o', 'n', 't', 'r', 'q:' .. me,
+        'qh', 'qt')
     if h[1] and h[1] ~= '' and h[1] ~= me then
         return {0, redis.call('PTTL', KEYS[i]), i}
     end
@@ -65,6 +68,10 @@ for i = 1, #KEYS do
         redis.call('PEXPIRE', KEYS[i], lease)
         if h[5] then
             waiter_remove(KEYS[i], me, h[5])
+        end
+        -- As lock_acquire: the first waiter learns the new lease.
+        if waiters_maybe(h[6], h[7]) then
+            waiter_recap(KEYS[i], h[6], h[7], me, lease, ARGV[4], ARGV[4 + i])
         end
         out[#out + 1] = token
         out[#out + 1] = 1

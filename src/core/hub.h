@@ -29,7 +29,8 @@ struct rdl__waiter {
     struct rdl__hub_entry *entry;
     rdl__wake_fn fn;
     const char *target; /* set before joining: only messages naming this
-                           owner string wake the waiter (fair lock) */
+                           owner string wake the waiter (kinds whose
+                           releases name the waiter they wake) */
     int sleeping;
     int pending;      /* a message named it while it was busy */
     uint64_t since;   /* the hub's event count when its last try was sent */

@@ -90,21 +90,24 @@ static void send_set_try(rdl__sync *s)
     set_try *t = RDL_CONTAINER_OF(s, set_try, sync);
     rdl_client_t *c = t->locks[0]->c;
     const char *keys[RDL__LOCK_SET_MAX];
-    const char *args[3];
+    const char *args[4 + RDL__LOCK_SET_MAX];
     char lease[24];
     size_t i;
     int rc;
 
-    for (i = 0; i < t->n; i++)
+    for (i = 0; i < t->n; i++) {
         keys[i] = t->locks[i]->key_hold;
+        args[4 + i] = t->locks[i]->channel;
+    }
     snprintf(lease, sizeof(lease), "%lld", (long long)t->lease_ms);
     args[0] = t->owner_str;
     args[1] = lease;
     args[2] = t->reqid;
+    args[3] = rdl__client_publish_cmd(c);
     if (t->unknown == 0)
         t->sent_at = rdl__now_ms();
-    rc = rdl__script_run(c, RDL__SCRIPT_LOCK_ACQUIRE_MULTI, (int)t->n, keys, 3,
-                         args, on_set_try, t);
+    rc = rdl__script_run(c, RDL__SCRIPT_LOCK_ACQUIRE_MULTI, (int)t->n, keys,
+                         4 + (int)t->n, args, on_set_try, t);
     if (rc != 0) /* a retry not sent leaves the first outcome unknown */
         rdl__sync_done(s, t->unknown > 0 ? RDL_ECONNLOST : rc);
 }
