@@ -4,11 +4,8 @@
  * One entry per channel holds the local waiters of that channel. The first
  * waiter subscribes; when the subscription is confirmed every waiter is told
  * to try again (a release may have happened before the subscription
- * existed). A wake-one message wakes the first sleeping waiter, which moves
- * to the back so local waiters take turns; if none sleeps (all are busy
- * trying), the entry remembers it and the next waiter to go to sleep tries
- * again instead. A wake-all message wakes everyone. A message that names an
- * owner (the fair lock's hand-off to the head of its queue) wakes only that
+ * existed). A wake-all message wakes everyone. A message that names an
+ * owner (a release's hand-off to the one waiter it chose) wakes only that
  * owner's waiter. An entry whose last
  * waiter left lingers for LINGER_MS, so a waiter that comes straight back
  * (the usual case under contention) finds the subscription ready.
@@ -51,7 +48,6 @@ typedef struct rdl__hub_entry {
     rdl__queue waiters;
     unsigned nwaiters;
     int state;
-    int missed;   /* a wake-one message found nobody asleep */
     uint64_t seq; /* the hub's event count at the channel's last event
                      that did not reach a sleeping waiter */
     uint64_t any; /* the same, for events that concern every waiter
@@ -158,25 +154,6 @@ static void wake_all(entry *e, int event)
         w->sleeping = 0;
         w->fn(w, event);
     }
-}
-
-static void wake_one(entry *e)
-{
-    rdl__queue *n;
-    for (n = e->waiters.next; n != &e->waiters; n = n->next) {
-        rdl__waiter *w = RDL_CONTAINER_OF(n, rdl__waiter, node);
-        if (w->sleeping) {
-            rdl__queue_remove(&w->node);
-            rdl__queue_insert_tail(&e->waiters, &w->node);
-            w->sleeping = 0;
-            RDL__STAT_INC(e->hub->c, wakeups);
-            w->fn(w, RDL__WAKE_MESSAGE);
-            return;
-        }
-    }
-    note_event(e);
-    if (e->nwaiters > 0)
-        e->missed = 1;
 }
 
 /* The waiter of e whose target is `owner`, or NULL. */
@@ -380,8 +357,6 @@ static void on_sub_message(rdl__conn *cn, const redisReply *r, void *data)
     if (msgl == 1 && msg[0] == RDL__MSG_WAKE_ALL[0]) {
         RDL__STAT_ADD(h->c, wakeups, e->nwaiters);
         wake_all(e, RDL__WAKE_MESSAGE);
-    } else if (msgl == 1) {
-        wake_one(e);
     } else if ((bar = memchr(msg, '|', msgl)) != NULL) {
         char num[24];
         size_t nl = msgl - (size_t)(bar - msg) - 1;
@@ -486,7 +461,6 @@ void rdl__hub_leave(rdl__waiter *w)
     w->entry = NULL;
     if (--e->nwaiters > 0)
         return;
-    e->missed = 0;
     if (h->freed)
         return;
     e->idle_since = rdl__now_ms();
@@ -503,10 +477,6 @@ int rdl__hub_sleep(rdl__waiter *w)
     w->fresh = 0;
     if (w->pending) {
         w->pending = 0;
-        return 1;
-    }
-    if (e->missed && w->target == NULL) {
-        e->missed = 0;
         return 1;
     }
     /* The try that found the lock busy was sent before w joined: an event

@@ -44,7 +44,6 @@ struct rdl__waiter {
  * wakes only the waiter whose target it is; "<owner>|<ms>" tells that
  * waiter to sleep at most ms (RDL__WAKE_RECAP, or at its next sleep if it
  * is trying). */
-#define RDL__MSG_WAKE_ONE "0" /* wake one waiter per client */
 #define RDL__MSG_WAKE_ALL "1" /* wake every waiter */
 
 rdl__hub *rdl__hub_new(rdl_client_t *c);
@@ -62,8 +61,7 @@ int rdl__hub_join(rdl_client_t *c, const char *channel, rdl__waiter *w,
 /* Removes w; the subscription lingers briefly for the next waiter. */
 void rdl__hub_leave(rdl__waiter *w);
 /* Marks w asleep. Returns 1 (and stays busy) if the caller should try
- * again now instead: a message named w while it was busy, a wake-one
- * message arrived while no waiter of the channel slept, or w joined after
+ * again now instead: a message named w while it was busy, or w joined after
  * its try was sent and the channel had an event (a message, a confirmed
  * subscription) since that send. */
 int rdl__hub_sleep(rdl__waiter *w);
