@@ -87,6 +87,7 @@ install(CODE "
     set(rdl_pc_includedir [==[${rdl_pc_INCLUDEDIR}]==])
     set(rdl_pc_version [==[${PROJECT_VERSION}]==])
     set(rdl_pc_description [==[${PROJECT_DESCRIPTION}]==])
+    set(rdl_pc_requires_private [==[${rdl_pc_requires_private}]==])
     configure_file([==[${CMAKE_CURRENT_SOURCE_DIR}/cmake/rdl.pc.in]==]
         [==[${rdl_pc_file}]==] @ONLY)
     " COMPONENT rdl_Development)

@@ -30,6 +30,7 @@ RDL_API RDL_NODISCARD int rdl_client_new(rdl_client_t **out);
  *   redis://[user[:password]@]host[:port][/db]   one server
  *   redis+cluster://[user[:password]@]host[:port][,host[:port]...]
  *                                                a Redis Cluster: seed nodes
+ *   rediss://..., rediss+cluster://...           the same over TLS
  * host is a name, an IPv4 address or a bracketed IPv6 address; port defaults
  * to 6379 and db to 0 (a cluster has database 0 only). User and password may
  * be percent-encoded and apply to every node. The default is
@@ -37,16 +38,55 @@ RDL_API RDL_NODISCARD int rdl_client_new(rdl_client_t **out);
  * once one seed has answered with the slot table; locks are then routed to
  * the master of their name's slot (README "Redis Cluster").
  *
+ * Over TLS (rediss) the server's certificate chain and name are verified
+ * against the system's CAs unless rdl_client_set_tls() says otherwise
+ * (README "TLS").
+ *
  * @param url  NUL-terminated; copied.
  * @return 0; RDL_EINVAL for a NULL or malformed URL (rdl_client_errmsg()
  *         says what is wrong), or when called after rdl_client_connect();
- *         RDL_ENOTSUP for a scheme this version does not support
- *         (rediss://, TLS); RDL_ENOMEM.
+ *         RDL_ENOTSUP for rediss URLs in a build without TLS
+ *         (RDL_WITH_TLS=OFF); RDL_ENOMEM.
  *
  * Thread safety: configuration calls must not race with each other or with
  * rdl_client_connect() on the same client.
  */
 RDL_API int rdl_client_set_url(rdl_client_t *c, const char *url);
+
+/** TLS options (rdl_client_set_tls()); zero-initialised means "verify the
+ * server against the system's CAs, no client certificate". */
+typedef struct rdl_tls_options_s {
+    const char *ca_file;     /**< PEM bundle of trusted CAs; NULL: the
+                                  system's (unless ca_dir is set) */
+    const char *ca_dir;      /**< or a directory of them (c_rehash layout);
+                                  NULL: none */
+    const char *cert_file;   /**< client certificate (PEM, may hold its
+                                  chain) for mutual TLS; NULL: none */
+    const char *key_file;    /**< its private key (PEM); NULL: cert_file */
+    const char *server_name; /**< SNI and the name verified; NULL: each
+                                  node's host (an IP address is matched
+                                  against the certificate's IP entries) */
+    int insecure;            /**< 0: verify chain and name; 1: skip all
+                                  verification (testing only: anyone on the
+                                  path can read and forge every command) */
+} rdl_tls_options_t;
+
+/**
+ * Sets the TLS options used with rediss URLs (for plain redis URLs they are
+ * kept but unused). Reads the CA and certificate files at once, so a bad
+ * path or a key that does not belong to its certificate is reported here.
+ * Connections use TLS 1.2 or later; every connection (commands and
+ * pub/sub, every node of a cluster, every reconnect) makes a full
+ * handshake, bounded by the connect timeout.
+ *
+ * @param opts  copied (strings included); NULL restores the defaults.
+ * @return 0; RDL_EINVAL for NULL c or after connect; RDL_ETLS if a file
+ *         cannot be read or the key does not match the certificate
+ *         (rdl_client_errmsg() says which); RDL_ENOTSUP in a build without
+ *         TLS; RDL_ENOMEM.
+ * Thread safety: as rdl_client_set_url().
+ */
+RDL_API int rdl_client_set_tls(rdl_client_t *c, const rdl_tls_options_t *opts);
 
 /**
  * Sets the prefix of every key and channel the client uses (default "rdl"):
@@ -124,8 +164,11 @@ RDL_API int rdl_client_set_loop(rdl_client_t *c, struct uv_loop_s *loop);
  * @return 0; RDL_EINVAL if already connected; RDL_ECONNREFUSED (no server,
  *         or none within the connect timeout); RDL_EAUTH (rejected
  *         credentials); RDL_ESERVER (e.g. SELECT of a database the server
- *         does not have); RDL_ENOMEM. rdl_client_errmsg() names the address
- *         and the reason. After a failure the client may be configured and
+ *         does not have); RDL_ETLS (the TLS handshake failed or timed out,
+ *         or the server's certificate was not trusted, did not match its
+ *         name or had expired, or the server required a client certificate
+ *         it did not get or accept); RDL_ENOMEM. rdl_client_errmsg() names the
+ * address and the reason. After a failure the client may be configured and
  *         connected again.
  * Thread safety: not concurrently with other calls on the same client.
  */

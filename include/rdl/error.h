@@ -46,7 +46,9 @@ extern "C" {
     XX(ENOTSUP, -20, "operation not supported")                                \
     XX(EOOM, -21, "server is out of memory")                                   \
     XX(ESERVER, -22, "server replied with an error")                           \
-    XX(ECROSSSLOT, -23, "keys of one call span several cluster slots")
+    XX(ECROSSSLOT, -23, "keys of one call span several cluster slots")         \
+    XX(ETLS, -24, "TLS handshake or certificate verification failed")          \
+    XX(ENOMASTER, -25, "no sentinel knows the master")
 
 typedef enum {
 #define RDL_ERRNO_ENUM_(name, value, msg) RDL_##name = value,

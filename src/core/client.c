@@ -16,6 +16,7 @@
 #include "keys.h"
 #include "queue.h"
 #include "reply.h"
+#include "tls.h"
 #include "url.h"
 #include "router.h"
 
@@ -104,6 +105,22 @@ int rdl_client_set_url(rdl_client_t *c, const char *url)
     }
     rdl__url_clear(&c->url);
     c->url = u;
+    return 0;
+}
+
+int rdl_client_set_tls(rdl_client_t *c, const rdl_tls_options_t *opts)
+{
+    char err[300];
+    rdl__tls_ctx *x = NULL;
+    int rc = configurable(c);
+    if (rc != 0)
+        return rc;
+    if (opts != NULL && (rc = rdl__tls_ctx_new(opts, &x, err, sizeof(err)))) {
+        rdl__errmsg_set(c, "%s", err);
+        return rc;
+    }
+    rdl__tls_ctx_free(c->tls);
+    c->tls = x;
     return 0;
 }
 
@@ -464,6 +481,13 @@ int rdl_client_connect(rdl_client_t *c)
         rdl__errmsg_set(c, "the previous connection is still closing");
         return RDL_EINVAL;
     }
+    if (c->url.tls && c->tls == NULL) {
+        char err[300];
+        if ((rc = rdl__tls_ctx_new(NULL, &c->tls, err, sizeof(err))) != 0) {
+            rdl__errmsg_set(c, "%s", err);
+            return rc;
+        }
+    }
     if (c->user_loop != NULL) {
         c->loop = c->user_loop;
         c->loop_tid = uv_thread_self();
@@ -552,6 +576,7 @@ static void destroy(rdl_client_t *c)
     uv_sem_destroy(&c->closed_sem);
     uv_mutex_destroy(&c->mu);
     rdl__url_clear(&c->url);
+    rdl__tls_ctx_free(c->tls);
     rdl__free(c->prefix);
     rdl__free(c);
 }

@@ -54,6 +54,9 @@ enum rdl__client_state {
 struct rdl_client_s {
     /* Configuration, fixed once connected. */
     rdl__url url;
+    struct rdl__tls_ctx *tls; /* tls.h: set by rdl_client_set_tls(), or
+                                 made with the defaults by a rediss
+                                 connect; used only if url.tls */
     char *prefix;
     int64_t connect_ms;
     int64_t command_ms;

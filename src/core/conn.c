@@ -13,7 +13,15 @@
  *
  * A drop fails every written command with RDL_ECONNLOST (outcome unknown)
  * and reconnects with exponential backoff and jitter; a new connection runs
- * the handshake (AUTH, SELECT, CLIENT SETNAME) before any queued command. */
+ * the handshake (AUTH, SELECT, CLIENT SETNAME) before any queued command.
+ *
+ * Over TLS (rediss URLs) a session (tls.h) sits between the socket and the
+ * codec: what the socket reads is fed to it and decrypted before hiredis
+ * sees it, and a flush encrypts the buffered commands and writes the
+ * ciphertext. Its handshake comes first and, like the Redis handshake
+ * after it, is bounded by the connect timeout; the Redis handshake's
+ * replies also prove that the server accepted the client's certificate
+ * (TLS 1.3 tells a refusal only after the client's handshake is done). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +34,7 @@
 #include "errmsg.h"
 #include "queue.h"
 #include "reply.h"
+#include "tls.h"
 
 #define READ_BUF_SIZE (64 * 1024)
 #define BACKOFF_BASE_MS 25
@@ -35,6 +44,7 @@ enum conn_state {
     IDLE,
     RESOLVING,
     CONNECTING,
+    TLS_HANDSHAKE,
     HANDSHAKE,
     READY,
     BACKOFF,
@@ -79,6 +89,7 @@ struct rdl__conn {
     void *data;
     int state;
     sock *sk;
+    rdl__tls *tls; /* the socket's TLS session; NULL without TLS */
     resolve *res;
     uv_timer_t timer;     /* connect timeout, then reconnect backoff */
     uv_timer_t cmd_timer; /* deadline of the oldest command */
@@ -96,6 +107,7 @@ struct rdl__conn {
 
 static void start_connect(rdl__conn *cn);
 static void drop(rdl__conn *cn, int status, const char *why);
+static void io_failed(rdl__conn *cn, int n);
 
 /* ---- handles ---------------------------------------------------------- */
 
@@ -130,6 +142,8 @@ static void close_sock(rdl__conn *cn)
     if (sk == NULL)
         return;
     cn->sk = NULL;
+    rdl__tls_free(cn->tls);
+    cn->tls = NULL;
     uv_read_stop((uv_stream_t *)&sk->tcp);
     uv_close((uv_handle_t *)&sk->tcp, on_sock_closed);
 }
@@ -222,52 +236,96 @@ static void on_written(uv_write_t *req, int status)
 /* Most flushes fit in the socket's send buffer, so they are written with
  * uv_try_write(): no write request, no completion callback in the next
  * iteration, no epoll_ctl() to stop watching for POLLOUT again (libuv's
- * uv_write() pays both even when the write completes at once). The buffer
- * is kept for the next flush. Only what the kernel did not take goes
- * through uv_write(), which then owns the buffer; uv_try_write() refuses
- * while such a write is queued, so the order of bytes is kept. */
-static void on_flush(uv_prepare_t *p)
+ * uv_write() pays both even when the write completes at once). Only what
+ * the kernel did not take goes through uv_write(), which then owns the
+ * buffer; uv_try_write() refuses while such a write is queued, so the
+ * order of bytes is kept.
+ *
+ * Writes len bytes of buf, which is cn->wbuf (own 0: kept for the next
+ * flush if the kernel takes it all) or a buffer of the caller's that the
+ * write frees (own 1). Returns 1 if everything was written at once, 0 if
+ * uv_write() took the buffer over, -1 if the connection was dropped. */
+static int write_bytes(rdl__conn *cn, char *buf, size_t len, int own)
 {
-    rdl__conn *cn = p->data;
-    uv_stream_t *stream;
+    uv_stream_t *stream = (uv_stream_t *)&cn->sk->tcp;
+    uv_buf_t b = uv_buf_init(buf, (unsigned)len);
+    size_t done;
     wreq *w;
-    uv_buf_t b;
-    int rc;
+    int rc = uv_try_write(stream, &b, 1);
 
-    uv_prepare_stop(p);
-    if (cn->wlen == 0 || cn->sk == NULL)
-        return;
-    stream = (uv_stream_t *)&cn->sk->tcp;
-    b = uv_buf_init(cn->wbuf, (unsigned)cn->wlen);
-    rc = uv_try_write(stream, &b, 1);
     if (rc < 0 && rc != UV_EAGAIN) {
-        drop(cn, RDL_ECONNLOST, uv_strerror(rc));
-        return;
+        if (own)
+            rdl__free(buf);
+        io_failed(cn, rc);
+        return -1;
     }
-    if (rc == (int)cn->wlen) {
-        cn->wlen = 0;
-        if (cn->wcap > WBUF_KEEP) {
-            rdl__free(cn->wbuf);
-            cn->wbuf = NULL;
-            cn->wcap = 0;
-        }
-        return;
+    done = rc > 0 ? (size_t)rc : 0;
+    if (done == len) {
+        if (own)
+            rdl__free(buf);
+        return 1;
     }
     w = rdl__malloc(sizeof(*w));
     if (w == NULL) {
+        if (own)
+            rdl__free(buf);
         drop(cn, RDL_ECONNLOST, "out of memory while writing");
-        return;
+        return -1;
     }
-    w->buf = cn->wbuf;
-    b = uv_buf_init(cn->wbuf + (rc > 0 ? rc : 0),
-                    (unsigned)(cn->wlen - (size_t)(rc > 0 ? rc : 0)));
-    cn->wbuf = NULL;
-    cn->wlen = cn->wcap = 0;
+    w->buf = buf;
+    if (!own) {
+        cn->wbuf = NULL;
+        cn->wlen = cn->wcap = 0;
+    }
+    b = uv_buf_init(buf + done, (unsigned)(len - done));
     rc = uv_write(&w->req, stream, &b, 1, on_written);
     if (rc != 0) {
         rdl__free(w->buf);
         rdl__free(w);
         drop(cn, RDL_ECONNLOST, uv_strerror(rc));
+        return -1;
+    }
+    return 0;
+}
+
+/* Writes the ciphertext the TLS session has produced. Returns 0, or -1 if
+ * the connection was dropped. */
+static int write_cipher(rdl__conn *cn)
+{
+    char *buf;
+    size_t len;
+    if (rdl__tls_take(cn->tls, &buf, &len) != 0) {
+        drop(cn, RDL_ECONNLOST, "out of memory while writing");
+        return -1;
+    }
+    if (len == 0)
+        return 0;
+    return write_bytes(cn, buf, len, 1) < 0 ? -1 : 0;
+}
+
+static void on_flush(uv_prepare_t *p)
+{
+    rdl__conn *cn = p->data;
+    char why[256];
+
+    uv_prepare_stop(p);
+    if (cn->wlen == 0 || cn->sk == NULL)
+        return;
+    if (cn->tls != NULL) {
+        int rc = rdl__tls_write(cn->tls, cn->wbuf, cn->wlen, why, sizeof(why));
+        cn->wlen = 0;
+        if (rc != 0) {
+            drop(cn, rc == RDL_ETLS ? RDL_ETLS : RDL_ECONNLOST, why);
+            return;
+        }
+        (void)write_cipher(cn);
+    } else if (write_bytes(cn, cn->wbuf, cn->wlen, 0) == 1) {
+        cn->wlen = 0;
+    }
+    if (cn->wlen == 0 && cn->wcap > WBUF_KEEP) {
+        rdl__free(cn->wbuf);
+        cn->wbuf = NULL;
+        cn->wcap = 0;
     }
 }
 
@@ -447,21 +505,12 @@ static void dispatch(rdl__conn *cn, const redisReply *r)
     finish(k, code > 0 ? 0 : code, r);
 }
 
-static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
+/* Decodes and dispatches what the reader holds. */
+static void read_replies(rdl__conn *cn, const sock *sk, const char *buf,
+                         size_t n)
 {
-    sock *sk = s->data;
-    rdl__conn *cn = sk->cn;
     void *reply;
-    (void)b;
-
-    if (n == 0 || cn->sk != sk)
-        return;
-    if (n < 0) {
-        drop(cn, RDL_ECONNLOST,
-             n == UV_EOF ? "closed by the server" : uv_strerror((int)n));
-        return;
-    }
-    if (redisReaderFeed(cn->reader, b->base, (size_t)n) != REDIS_OK) {
+    if (redisReaderFeed(cn->reader, buf, n) != REDIS_OK) {
         drop(cn, RDL_EPROTO, "protocol error");
         return;
     }
@@ -475,6 +524,96 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
         dispatch(cn, reply);
         freeReplyObject(reply);
     }
+}
+
+static void start_handshake(rdl__conn *cn);
+
+/* Advances the TLS handshake; once it is done the Redis handshake starts. */
+static void tls_step(rdl__conn *cn)
+{
+    char why[256];
+    int rc = rdl__tls_handshake(cn->tls, why, sizeof(why));
+    if (write_cipher(cn) != 0)
+        return;
+    if (rc < 0)
+        drop(cn, RDL_ETLS, why);
+    else if (rc == 1)
+        start_handshake(cn);
+}
+
+/* Ciphertext from the socket: decrypted record by record. A TLS failure
+ * before the connection is ready (a refused client certificate, with TLS
+ * 1.3) fails the attempt with RDL_ETLS; later it is a lost connection. */
+static void read_tls(rdl__conn *cn, const sock *sk, const char *buf, size_t n)
+{
+    char plain[16 * 1024], why[256];
+    int got;
+    if (rdl__tls_feed(cn->tls, buf, n) != 0) {
+        drop(cn, RDL_ECONNLOST, "out of memory while reading");
+        return;
+    }
+    if (cn->state == TLS_HANDSHAKE) {
+        tls_step(cn);
+        if (cn->sk != sk || cn->state == TLS_HANDSHAKE)
+            return;
+    }
+    while (cn->sk == sk && cn->tls != NULL) {
+        got = rdl__tls_read(cn->tls, plain, sizeof(plain), why, sizeof(why));
+        if (got == 0)
+            break;
+        if (got < 0) {
+            drop(cn,
+                 got == RDL_ETLS && cn->state != READY ? RDL_ETLS
+                                                       : RDL_ECONNLOST,
+                 why);
+            return;
+        }
+        read_replies(cn, sk, plain, (size_t)got);
+    }
+    if (cn->sk == sk && cn->tls != NULL)
+        (void)write_cipher(cn); /* e.g. an answer to a key update */
+}
+
+/* A read or write failed with libuv's error n: the connection is dropped,
+ * with a hint at the likely cause while connecting. A TLS port spoken to in
+ * plain text closes or resets the connection at once; a TLS server that
+ * refuses the client's certificate (TLS 1.3) closes it right after the
+ * handshake, and the reset its close causes can discard its alert. */
+static void io_failed(rdl__conn *cn, int n)
+{
+    char why[256];
+    int gone = n == UV_EOF || n == UV_ECONNRESET || n == UV_EPIPE;
+    if (gone && cn->state == TLS_HANDSHAKE) {
+        drop(cn, RDL_ETLS,
+             "TLS: the server closed the connection during the handshake");
+    } else if (gone && cn->state == HANDSHAKE && cn->tls != NULL) {
+        rdl__tls_closed_early(cn->tls, why, sizeof(why));
+        drop(cn, RDL_ETLS, why);
+    } else if (gone && cn->state == HANDSHAKE) {
+        drop(cn, RDL_ECONNLOST,
+             "closed by the server before answering (a TLS port? use "
+             "rediss://)");
+    } else {
+        drop(cn, RDL_ECONNLOST,
+             n == UV_EOF ? "closed by the server" : uv_strerror(n));
+    }
+}
+
+static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
+{
+    sock *sk = s->data;
+    rdl__conn *cn = sk->cn;
+
+    if (n == 0 || cn->sk != sk)
+        return;
+    if (n < 0) {
+        io_failed(cn, (int)n);
+        return;
+    }
+    if (cn->tls != NULL)
+        read_tls(cn, sk, b->base, (size_t)n);
+    else
+        read_replies(cn, sk, b->base, (size_t)n);
 }
 
 /* ---- connecting --------------------------------------------------------- */
@@ -577,6 +716,17 @@ static void on_connect(uv_connect_t *req, int status)
         return;
     }
     uv_read_start((uv_stream_t *)&sk->tcp, on_alloc, on_read);
+    if (cn->c->url.tls) {
+        char why[256];
+        int rc = rdl__tls_new(cn->c->tls, cn->host, &cn->tls, why, sizeof(why));
+        if (rc != 0) {
+            drop(cn, rc, why);
+            return;
+        }
+        cn->state = TLS_HANDSHAKE;
+        tls_step(cn);
+        return;
+    }
     start_handshake(cn);
 }
 
@@ -624,7 +774,14 @@ static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *ai)
 static void on_connect_timeout(uv_timer_t *t)
 {
     rdl__conn *cn = t->data;
-    char why[64];
+    char why[128];
+    if (cn->state == TLS_HANDSHAKE) {
+        snprintf(why, sizeof(why),
+                 "TLS: no handshake within %lld ms (is this a TLS port?)",
+                 (long long)cn->c->connect_ms);
+        drop(cn, RDL_ETLS, why);
+        return;
+    }
     snprintf(why, sizeof(why), "timed out after %lld ms",
              (long long)cn->c->connect_ms);
     drop(cn, RDL_ECONNREFUSED, why);

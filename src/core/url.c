@@ -151,31 +151,45 @@ static int seeds(const char **pp, rdl__url *u, char *err, size_t errlen)
     return 0;
 }
 
+/* The schemes, longest first where one is a prefix of another. */
+static const struct {
+    const char *text;
+    int cluster, tls;
+} schemes[] = {
+    {"redis://", 0, 0},
+    {"redis+cluster://", 1, 0},
+    {"rediss://", 0, 1},
+    {"rediss+cluster://", 1, 1},
+};
+
 int rdl__url_parse(const char *text, rdl__url *out, char *err, size_t errlen)
 {
-    static const char scheme[] = "redis://";
-    static const char cscheme[] = "redis+cluster://";
-    rdl__url u = {NULL, 6379, NULL, NULL, 0, 0, 0, NULL};
-    const char *p, *at, *end, *colon;
+    rdl__url u = {NULL, 6379, NULL, NULL, 0, 0, 0, 0, NULL};
+    const char *p = NULL, *at, *end, *colon;
     int bad = 0, rc = RDL_EINVAL;
+    size_t i;
 
     if (text == NULL)
         FAIL("URL is NULL");
-    if (strncmp(text, "rediss://", 9) == 0 ||
-        strncmp(text, "rediss+cluster://", 17) == 0) {
-        rc = RDL_ENOTSUP;
-        FAIL("rediss:// (TLS) is not supported");
+    for (i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
+        size_t n = strlen(schemes[i].text);
+        if (strncmp(text, schemes[i].text, n) == 0) {
+            u.cluster = schemes[i].cluster;
+            u.tls = schemes[i].tls;
+            p = text + n;
+        }
     }
-    if (strncmp(text, cscheme, sizeof(cscheme) - 1) == 0) {
-        u.cluster = 1;
-        p = text + sizeof(cscheme) - 1;
-    } else if (strncmp(text, scheme, sizeof(scheme) - 1) == 0) {
-        p = text + sizeof(scheme) - 1;
-    } else {
-        FAIL("URL \"%.64s\" does not start with redis:// or "
-             "redis+cluster://",
+    if (p == NULL)
+        FAIL("URL \"%.64s\" does not start with redis://, rediss://, "
+             "redis+cluster:// or rediss+cluster://",
              text);
+#ifndef RDL_WITH_TLS
+    if (u.tls) {
+        rc = RDL_ENOTSUP;
+        FAIL("rediss:// (TLS) is not available: rdl was built with "
+             "RDL_WITH_TLS=OFF");
     }
+#endif
     end = p + strlen(p);
     if (memchr(p, '?', (size_t)(end - p)) != NULL ||
         memchr(p, '#', (size_t)(end - p)) != NULL)
@@ -250,4 +264,5 @@ void rdl__url_clear(rdl__url *u)
     rdl__free(u->seeds);
     u->seeds = NULL;
     u->cluster = 0;
+    u->tls = 0;
 }

@@ -21,15 +21,17 @@ typedef struct rdl__url {
     char *pass; /* NULL if absent */
     int db;
     int cluster;      /* redis+cluster:// */
+    int tls;          /* rediss:// and rediss+cluster:// */
     size_t nseeds;    /* cluster: the seed nodes, in the URL's order */
     rdl__addr *seeds; /* NULL unless cluster */
 } rdl__url;
 
 /* Parses redis://[user[:password]@]host[:port][/db] and
  * redis+cluster://[user[:password]@]host[:port][,host[:port]...][/0]
- * (port 6379 when left out). On failure returns RDL_EINVAL (RDL_ENOTSUP
- * for rediss://, or RDL_ENOMEM) and writes a sentence saying what is wrong
- * to err; `out` is then untouched. */
+ * (port 6379 when left out), and their TLS forms rediss:// and
+ * rediss+cluster://. On failure returns RDL_EINVAL (RDL_ENOTSUP for TLS
+ * in a build without it, or RDL_ENOMEM) and writes a sentence saying what
+ * is wrong to err; `out` is then untouched. */
 int rdl__url_parse(const char *text, rdl__url *out, char *err, size_t errlen);
 void rdl__url_clear(rdl__url *u);
 

@@ -99,6 +99,10 @@ int rdlt_server_port(const rdlt_server *s);
 /* With "--cluster-enabled" "yes" among the arguments the server also gets
  * a free cluster bus port (--cluster-port); else 0. */
 int rdlt_server_bus_port(const rdlt_server *s);
+/* With "--tls-port" "auto" among the arguments the server also listens
+ * for TLS on a free port (the plain port stays, for rdlt_cmd()); else 0.
+ * See rdlt_tls_server_start(). */
+int rdlt_server_tls_port(const rdlt_server *s);
 /* 1 unless the server was stopped or killed (and not restarted). */
 int rdlt_server_running(const rdlt_server *s);
 /* "redis://127.0.0.1:<port>" (static storage of s). */
@@ -159,6 +163,38 @@ const char *rdlt_cluster_node_id(rdlt_cluster *cl, rdlt_server *s);
 void rdlt_cluster_wait_ok(rdlt_cluster *cl, int64_t timeout_ms);
 /* A connected client for the cluster (connect 2000 ms, command 2000 ms). */
 rdl_client_t *rdlt_cluster_client(rdlt_cluster *cl);
+
+/* ---- tls.c: a throwaway CA, certificates and TLS servers ------------------ */
+
+/* Files made by the openssl tool in a fresh temporary directory (removed
+ * by the teardown). Every certificate is signed by `ca` unless said
+ * otherwise; keys are P-256. */
+typedef struct rdlt_pki {
+    char dir[256];
+    char ca[300];       /* the trusted CA */
+    char other_ca[300]; /* a CA that signed nothing here */
+    char server[300];   /* CN localhost; IP:127.0.0.1, DNS:localhost */
+    char server_key[300];
+    char wrong_name[300]; /* DNS:elsewhere.example only (server_key) */
+    char expired[300];    /* as server, but expired yesterday */
+    char untrusted[300];  /* as server, signed by a CA not in `ca` */
+    char client[300];     /* a client certificate (CN rdl-test-client) */
+    char client_key[300];
+    char stranger[300]; /* a client certificate of an unknown CA */
+    char stranger_key[300];
+} rdlt_pki;
+
+/* Makes the files (a few tens of ms); fails the test if openssl fails, or
+ * skips it when there is no openssl tool and CI is unset. */
+const rdlt_pki *rdlt_pki_make(void);
+/* A redis-server that also listens for TLS (rdlt_server_tls_port()) with
+ * `cert` (one of the server certificates: they share server_key),
+ * trusting pki->ca for client certificates; clients must present one iff
+ * auth_clients. `extra`: more arguments, as rdlt_server_start_args(). */
+rdlt_server *rdlt_tls_server_start(const rdlt_pki *pki, const char *cert,
+                                   int auth_clients, const char *const *extra);
+/* "rediss://127.0.0.1:<tls port>" (static storage of s). */
+const char *rdlt_tls_url(const rdlt_server *s);
 
 /* ---- cmdlog.c: the commands a test server received ---------------------- */
 

@@ -19,7 +19,7 @@
 
 #include "rdlt.h"
 
-#define MAX_EXTRA 16
+#define MAX_EXTRA 32
 
 struct rdlt_server {
     pid_t pid; /* 0 when not running */
@@ -31,6 +31,9 @@ struct rdlt_server {
     const char *password; /* the value of --requirepass in extra, if any */
     int cluster;          /* extra has --cluster-enabled: a bus port too */
     int bus_port;
+    int tls_at; /* index in extra of "auto" after --tls-port, or -1 */
+    int tls_port;
+    char tls_url[64];
     redisContext *ctx; /* for rdlt_cmd(), reopened after a restart */
 };
 
@@ -162,7 +165,7 @@ static int pings(const rdlt_server *s)
  * port was taken (try another); -1 on any other failure (logged). */
 static int spawn(rdlt_server *s, const char *bin)
 {
-    char port[16], bus[16];
+    char port[16], bus[16], tls[16];
     const char *argv[32 + MAX_EXTRA];
     int argc = 0, i, fd;
     pid_t parent = getpid(), pid;
@@ -184,8 +187,9 @@ static int spawn(rdlt_server *s, const char *bin)
     argv[argc++] = "no";
     argv[argc++] = "--logfile";
     argv[argc++] = s->log;
+    snprintf(tls, sizeof(tls), "%d", s->tls_port);
     for (i = 0; s->extra[i] != NULL; i++)
-        argv[argc++] = s->extra[i];
+        argv[argc++] = i == s->tls_at ? tls : s->extra[i];
     if (s->cluster) {
         /* The default bus port (port + 10000) may be taken or past 65535
          * for a port the kernel picked. */
@@ -305,6 +309,7 @@ rdlt_server *rdlt_server_start_args(const char *const *extra)
     if (tmp == NULL || tmp[0] == '\0')
         tmp = getenv("TMPDIR");
     assert_non_null(s);
+    s->tls_at = -1;
     for (i = 0; extra != NULL && extra[i] != NULL; i++) {
         if (i == MAX_EXTRA)
             fail_msg("rdlt: too many server arguments");
@@ -314,6 +319,9 @@ rdlt_server *rdlt_server_start_args(const char *const *extra)
             s->password = s->extra[i];
         if (i > 0 && strcmp(s->extra[i - 1], "--cluster-enabled") == 0)
             s->cluster = strcmp(s->extra[i], "yes") == 0;
+        if (i > 0 && strcmp(s->extra[i - 1], "--tls-port") == 0 &&
+            strcmp(s->extra[i], "auto") == 0)
+            s->tls_at = i;
     }
     snprintf(s->dir, sizeof(s->dir), "%s/rdlt-XXXXXX",
              tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
@@ -331,6 +339,10 @@ rdlt_server *rdlt_server_start_args(const char *const *extra)
         do
             s->bus_port = s->cluster ? free_port() : 0;
         while (s->cluster && s->bus_port == s->port);
+        do
+            s->tls_port = s->tls_at >= 0 ? free_port() : 0;
+        while (s->tls_at >= 0 &&
+               (s->tls_port == s->port || s->tls_port == s->bus_port));
         rc = spawn(s, bin);
         if (rc != 1)
             break;
@@ -338,6 +350,8 @@ rdlt_server *rdlt_server_start_args(const char *const *extra)
     if (rc != 0)
         fail_msg("rdlt: could not start %s", bin);
     snprintf(s->url, sizeof(s->url), "redis://127.0.0.1:%d", s->port);
+    snprintf(s->tls_url, sizeof(s->tls_url), "rediss://127.0.0.1:%d",
+             s->tls_port);
     return s;
 }
 
@@ -349,6 +363,16 @@ rdlt_server *rdlt_server_start(void)
 int rdlt_server_bus_port(const rdlt_server *s)
 {
     return s->bus_port;
+}
+
+int rdlt_server_tls_port(const rdlt_server *s)
+{
+    return s->tls_port;
+}
+
+const char *rdlt_tls_url(const rdlt_server *s)
+{
+    return s->tls_url;
 }
 
 int rdlt_server_running(const rdlt_server *s)

@@ -69,6 +69,11 @@ static void test_error_contract_codes_exist(void **state)
     assert_int_equal(RDL_EREDIRECT, -18);
     assert_int_equal(RDL_ENOQUORUM, -19);
     assert_int_equal(RDL_ENOTSUP, -20);
+    assert_int_equal(RDL_EOOM, -21);
+    assert_int_equal(RDL_ESERVER, -22);
+    assert_int_equal(RDL_ECROSSSLOT, -23);
+    assert_int_equal(RDL_ETLS, -24);
+    assert_int_equal(RDL_ENOMASTER, -25);
 }
 
 static void test_error_success(void **state)

@@ -35,7 +35,8 @@ static void expect_bad(const char *text, int want)
 {
     /* On failure `out` must be untouched. */
     char marker[] = "untouched";
-    rdl__url u = {marker, 4242, marker, marker, 42, 0, 0, NULL};
+    rdl__url u = {
+        .host = marker, .port = 4242, .user = marker, .pass = marker, .db = 42};
     char err[256] = "";
     int rc = rdl__url_parse(text, &u, err, sizeof(err));
     if (rc != want)
@@ -190,7 +191,7 @@ static void test_url_cluster_seeds(void **state)
     expect_bad("redis+cluster://a:1,b:x", RDL_EINVAL);
     expect_bad("redis+cluster://a:1/1", RDL_EINVAL);
     expect_bad("redis+cluster://a:1,[::1", RDL_EINVAL);
-    expect_bad("rediss+cluster://a:1", RDL_ENOTSUP);
+    expect_bad("rediss+cluster://a:1,", RDL_EINVAL);
     /* A comma is a cluster URL's separator only. */
     expect_bad("redis://a:1,b:2", RDL_EINVAL);
     {
@@ -213,8 +214,9 @@ static void test_url_client_set_url(void **state)
     rdlt_assert_rc(rdl_client_set_url(c, "redis://h:0"), RDL_EINVAL);
     assert_true(strlen(rdl_client_errmsg(c)) > 0);
     rdlt_assert_rc(rdl_client_set_url(c, NULL), RDL_EINVAL);
-    rdlt_assert_rc(rdl_client_set_url(c, "rediss://h:1"), RDL_ENOTSUP);
+    rdlt_assert_rc(rdl_client_set_url(c, "redis+tls://h:1"), RDL_EINVAL);
     assert_true(strlen(rdl_client_errmsg(c)) > 0);
+    rdlt_assert_ok(rdl_client_set_url(c, "rediss://h:1"));
     rdlt_assert_ok(rdl_client_set_url(c, "redis+cluster://h:1,h:2"));
     rdlt_assert_ok(rdl_client_set_url(c, "redis://u:p@h:7/1"));
     rdlt_assert_ok(rdl_client_set_url(c, "redis://[::1]:6380"));
@@ -222,7 +224,36 @@ static void test_url_client_set_url(void **state)
     rdl_client_free(c);
 }
 
+/* rediss:// and rediss+cluster:// are the plain forms over TLS. */
+static void test_url_tls(void **state)
+{
+    char err[256] = "";
+    rdl__url u;
+    (void)state;
+    assert_int_equal(
+        rdl__url_parse("rediss://u:p@h:6380/3", &u, err, sizeof(err)), 0);
+    assert_true(u.tls);
+    assert_false(u.cluster);
+    assert_string_equal(u.host, "h");
+    assert_int_equal(u.port, 6380);
+    assert_int_equal(u.db, 3);
+    rdl__url_clear(&u);
+    assert_false(u.tls);
+    assert_int_equal(
+        rdl__url_parse("rediss+cluster://a:1,b:2", &u, err, sizeof(err)), 0);
+    assert_true(u.tls);
+    assert_true(u.cluster);
+    assert_int_equal(u.nseeds, 2);
+    rdl__url_clear(&u);
+    assert_int_equal(rdl__url_parse("redis://h", &u, err, sizeof(err)), 0);
+    assert_false(u.tls);
+    rdl__url_clear(&u);
+    expect_bad("rediss:/h", RDL_EINVAL);
+    expect_bad("rediss+cluster://a:1/2", RDL_EINVAL);
+}
+
 static const struct CMUnitTest tests[] = {
+    RDLT_TEST(test_url_tls),
     RDLT_TEST(test_url_host_port_db),
     RDLT_TEST(test_url_credentials),
     RDLT_TEST(test_url_ipv6),
