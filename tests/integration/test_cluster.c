@@ -393,9 +393,11 @@ static void test_cluster_slot_migration_ask(void **state)
     r = rdlt_cmd(src, "CLUSTER SETSLOT %u MIGRATING %s", slot, dst_id);
     assert_int_equal(r->type, REDIS_REPLY_STATUS);
     freeReplyObject(r);
+    /* Over TLS (tls-cluster) MIGRATE speaks TLS to the target's TLS port. */
     r = rdlt_cmd(src, "MIGRATE 127.0.0.1 %d %b 0 5000 KEYS %s %s",
-                 rdlt_server_port(dst), "", (size_t)0, "rdl:lock:{mig}",
-                 "rdl:lock.fence:{mig}");
+                 rdlt_server_tls_port(dst) ? rdlt_server_tls_port(dst)
+                                           : rdlt_server_port(dst),
+                 "", (size_t)0, "rdl:lock:{mig}", "rdl:lock.fence:{mig}");
     if (r->type == REDIS_REPLY_ERROR)
         fail_msg("MIGRATE: %s", r->str);
     freeReplyObject(r);
@@ -423,7 +425,7 @@ static void test_cluster_slot_migration_ask(void **state)
 
 static rdl_client_t *short_watchdog_client(rdlt_cluster *cl)
 {
-    rdl_client_t *c = rdlt_client_new(rdlt_cluster_url(cl));
+    rdl_client_t *c = rdlt_cluster_client_new(cl);
     int rc;
     rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 2000, 2000));
     rdlt_assert_ok(rdl_client_set_watchdog_ms(c, 1500));

@@ -22,8 +22,26 @@ static const char *const node_args[] = {"--cluster-enabled",
                                         "no",
                                         NULL};
 
+/* Over TLS the nodes also speak TLS to each other (bus and replication);
+ * each keeps its plain port for the fixture's own commands, and answers a
+ * TLS client with the TLS ports of the others. */
+static const char *const tls_node_args[] = {"--cluster-enabled",
+                                            "yes",
+                                            "--cluster-node-timeout",
+                                            "1000",
+                                            "--cluster-replica-validity-factor",
+                                            "0",
+                                            "--cluster-allow-replica-migration",
+                                            "no",
+                                            "--tls-cluster",
+                                            "yes",
+                                            "--tls-replication",
+                                            "yes",
+                                            NULL};
+
 struct rdlt_cluster {
     rdlt_server *node[RDLT_CLUSTER_NODES];
+    const rdlt_pki *pki; /* over TLS: RDL_TEST_CLUSTER_TLS; else NULL */
     char id[RDLT_CLUSTER_NODES][48];
     char url[128];
 };
@@ -64,8 +82,14 @@ rdlt_cluster *rdlt_cluster_start(void)
 
     assert_non_null(cl);
     rdlt_defer(free, cl);
+    if (getenv("RDL_TEST_CLUSTER_TLS") != NULL &&
+        getenv("RDL_TEST_CLUSTER_TLS")[0] == '1')
+        cl->pki = rdlt_pki_make();
     for (i = 0; i < RDLT_CLUSTER_NODES; i++)
-        cl->node[i] = rdlt_server_start_args(node_args);
+        cl->node[i] = cl->pki != NULL
+                          ? rdlt_tls_server_start(cl->pki, cl->pki->server, 0,
+                                                  tls_node_args)
+                          : rdlt_server_start_args(node_args);
     for (i = 0; i < RDLT_CLUSTER_NODES; i++) {
         redisReply *r;
         /* Distinct epochs up front: no epoch collision to resolve. */
@@ -98,9 +122,15 @@ rdlt_cluster *rdlt_cluster_start(void)
     for (i = 3; i < RDLT_CLUSTER_NODES; i++)
         expect_ok(rdlt_cmd(cl->node[i], "CLUSTER REPLICATE %s", cl->id[i - 3]),
                   "CLUSTER REPLICATE");
-    snprintf(cl->url, sizeof(cl->url),
-             "redis+cluster://127.0.0.1:%d,127.0.0.1:%d",
-             rdlt_server_port(cl->node[0]), rdlt_server_port(cl->node[1]));
+    if (cl->pki != NULL)
+        snprintf(cl->url, sizeof(cl->url),
+                 "rediss+cluster://127.0.0.1:%d,127.0.0.1:%d",
+                 rdlt_server_tls_port(cl->node[0]),
+                 rdlt_server_tls_port(cl->node[1]));
+    else
+        snprintf(cl->url, sizeof(cl->url),
+                 "redis+cluster://127.0.0.1:%d,127.0.0.1:%d",
+                 rdlt_server_port(cl->node[0]), rdlt_server_port(cl->node[1]));
     rdlt_cluster_wait_ok(cl, 30000);
     return cl;
 }
@@ -269,7 +299,10 @@ rdlt_server *rdlt_cluster_replica_of(rdlt_cluster *cl, rdlt_server *master)
 {
     char want[32];
     int i;
-    snprintf(want, sizeof(want), "master_port:%d\r", rdlt_server_port(master));
+    /* Replication over TLS goes to the master's TLS port. */
+    snprintf(want, sizeof(want), "master_port:%d\r",
+             cl->pki != NULL ? rdlt_server_tls_port(master)
+                             : rdlt_server_port(master));
     for (i = 0; i < RDLT_CLUSTER_NODES; i++) {
         rdlt_server *s = cl->node[i];
         redisReply *r;
@@ -287,9 +320,19 @@ rdlt_server *rdlt_cluster_replica_of(rdlt_cluster *cl, rdlt_server *master)
     return NULL;
 }
 
-rdl_client_t *rdlt_cluster_client(rdlt_cluster *cl)
+rdl_client_t *rdlt_cluster_client_new(rdlt_cluster *cl)
 {
     rdl_client_t *c = rdlt_client_new(cl->url);
+    if (cl->pki != NULL) {
+        rdl_tls_options_t o = {.ca_file = cl->pki->ca};
+        rdlt_assert_ok(rdl_client_set_tls(c, &o));
+    }
+    return c;
+}
+
+rdl_client_t *rdlt_cluster_client(rdlt_cluster *cl)
+{
+    rdl_client_t *c = rdlt_cluster_client_new(cl);
     int rc;
     rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 2000, 2000));
     rc = rdl_client_connect(c);

@@ -146,6 +146,10 @@ typedef struct rdlt_cluster rdlt_cluster;
  * nodes 0..2 masters of three equal slot ranges and nodes 3..5 their
  * replicas (3 replicates 0, ...), and waits until every node agrees
  * (rdlt_cluster_wait_ok). Main thread only. */
+/* With RDL_TEST_CLUSTER_TLS=1 in the environment the cluster runs over TLS
+ * (rdlt_pki_make(); bus and replication too), its URL is rediss+cluster://
+ * with the TLS ports, and rdlt_cluster_client*() trust its CA: the cluster
+ * suite runs once each way (tests/CMakeLists.txt). */
 rdlt_cluster *rdlt_cluster_start(void);
 /* "redis+cluster://127.0.0.1:<p0>,127.0.0.1:<p1>" (static storage of cl). */
 const char *rdlt_cluster_url(const rdlt_cluster *cl);
@@ -163,6 +167,8 @@ const char *rdlt_cluster_node_id(rdlt_cluster *cl, rdlt_server *s);
 void rdlt_cluster_wait_ok(rdlt_cluster *cl, int64_t timeout_ms);
 /* A connected client for the cluster (connect 2000 ms, command 2000 ms). */
 rdl_client_t *rdlt_cluster_client(rdlt_cluster *cl);
+/* The same, not connected (to configure it further). */
+rdl_client_t *rdlt_cluster_client_new(rdlt_cluster *cl);
 
 /* ---- tls.c: a throwaway CA, certificates and TLS servers ------------------ */
 
