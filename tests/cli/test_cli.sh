@@ -34,12 +34,16 @@ fail() {
 
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
+# start_server [ARGS...]: a redis-server with these extra arguments; with
+# --tls-port auto also on a TLS port ($tls_port).
 start_server() {
-    local port tries
+    local port tries args
     for tries in 1 2 3 4 5 6 7 8 9 10; do
         port=$(( 20000 + RANDOM % 40000 ))
+        tls_port=$(( port + 1 ))
+        args=("${@/#auto/$tls_port}")
         redis-server --port "$port" --bind 127.0.0.1 --save "" \
-            --appendonly no --dir "$tmp" >"$tmp/redis.log" 2>&1 &
+            --appendonly no --dir "$tmp" "${args[@]}" >"$tmp/redis.log" 2>&1 &
         server_pid=$!
         for _ in $(seq 50); do
             if redis-cli -p "$port" ping 2>/dev/null | grep PONG >/dev/null; then
@@ -77,7 +81,29 @@ wait_locked() {
     fail "$1 never became held"
 }
 
-start_server
+# make_pki: a CA and a server certificate for 127.0.0.1 in $tmp.
+make_pki() {
+    local ec=(-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes)
+    (
+        cd "$tmp"
+        openssl req -x509 "${ec[@]}" -keyout ca.key -out ca.crt -subj /CN=ca \
+            -days 2
+        openssl req -new "${ec[@]}" -keyout server.key -out server.csr \
+            -subj /CN=localhost
+        echo "subjectAltName=IP:127.0.0.1" >server.ext
+        openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key \
+            -CAcreateserial -out server.crt -days 2 -extfile server.ext
+    ) >"$tmp/openssl.log" 2>&1 || fail "openssl: $(cat "$tmp/openssl.log")"
+}
+
+if [ "$case_name" = tls ]; then
+    make_pki
+    start_server --tls-port auto --tls-cert-file "$tmp/server.crt" \
+        --tls-key-file "$tmp/server.key" --tls-ca-cert-file "$tmp/ca.crt" \
+        --tls-auth-clients no
+else
+    start_server
+fi
 
 case $case_name in
 serializes)
@@ -238,6 +264,23 @@ bad_usage)
     expect_code 0 "$rdl" run --help
     expect_code 0 "$rdl" --version
     grep '^rdl ' "$tmp/out" >/dev/null || fail "--version: $(cat "$tmp/out")"
+    ;;
+tls)
+    # rediss with the CA: runs; without it the server is not trusted (69,
+    # one line saying so); --insecure skips the check; a bad file is a
+    # usage error.
+    url="rediss://127.0.0.1:$tls_port"
+    expect_code 0 "$rdl" --url "$url" --cacert "$tmp/ca.crt" run t -- true
+    expect_code 0 "$rdl" --url "$url" --cacert "$tmp/ca.crt" info t
+    expect_code 69 "$rdl" --url "$url" --timeout 2000 run t -- true
+    grep 'trusted CA' "$tmp/err" >/dev/null || fail "stderr: $(cat "$tmp/err")"
+    [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "stderr: $(cat "$tmp/err")"
+    expect_code 0 "$rdl" --url "$url" --insecure run t -- true
+    expect_code 69 "$rdl" --url "$url" --cacert "$tmp/ca.crt" \
+        --sni other.example run t -- true
+    grep 'does not match' "$tmp/err" >/dev/null || fail "stderr: $(cat "$tmp/err")"
+    expect_code 64 "$rdl" --url "$url" --cacert "$tmp/nope.pem" run t -- true
+    grep 'nope.pem' "$tmp/err" >/dev/null || fail "stderr: $(cat "$tmp/err")"
     ;;
 unreachable)
     # No Redis there: one line naming the address, exit 69.

@@ -14,10 +14,12 @@
 
 /* Global options. */
 typedef struct cli {
-    const char *url;    /* --url, $RDL_URL, or the default */
-    const char *prefix; /* --prefix or NULL */
-    int64_t timeout_ms; /* --timeout: connect and command timeout, or 0 */
-    int verbose;        /* -v */
+    const char *url;       /* --url, $RDL_URL, or the default */
+    const char *prefix;    /* --prefix or NULL */
+    int64_t timeout_ms;    /* --timeout: connect and command timeout, or 0 */
+    int verbose;           /* -v */
+    rdl_tls_options_t tls; /* --cacert, --cert, --key, --sni, --insecure */
+    int tls_set;           /* one of them was given */
 } cli;
 
 /* "rdl: <what>: <why>" on stderr. */

@@ -55,6 +55,8 @@ int cli_exit_code(int rc)
     case RDL_ECMDTIMEOUT:
     case RDL_EAUTH:
     case RDL_ECLUSTERDOWN:
+    case RDL_ETLS:
+    case RDL_ENOMASTER:
         return EXIT_UNAVAILABLE;
     case RDL_EBUSY:
     case RDL_ETIMEDOUT:
@@ -77,6 +79,10 @@ rdl_client_t *cli_connect(const cli *g, int64_t watchdog_ms)
     if ((rc = rdl_client_set_url(c, g->url)) != 0) {
         cli_error("--url", "%s", rdl_client_errmsg(c));
         exit(EXIT_USAGE);
+    }
+    if (g->tls_set && (rc = rdl_client_set_tls(c, &g->tls)) != 0) {
+        cli_error("TLS options", "%s", rdl_client_errmsg(c));
+        exit(rc == RDL_ENOTSUP ? EXIT_SOFTWARE : EXIT_USAGE);
     }
     if (g->prefix != NULL && (rc = rdl_client_set_prefix(c, g->prefix)) != 0) {
         cli_error("--prefix", "%s", rdl_client_errmsg(c));

@@ -1,6 +1,7 @@
 /* rdl(1): flock(1) for a fleet of machines.
  *
- *   rdl [--url URL] [--prefix P] [--timeout MS] [-v] COMMAND ...
+ *   rdl [--url URL] [--prefix P] [--timeout MS] [-v]
+ *       [--cacert F] [--cert F] [--key F] [--sni NAME] [--insecure] COMMAND ...
  *   rdl run [--kind K] [--wait MS|forever] [--lease MS|auto]
  *           [--on-lost term|kill|ignore] NAME -- CMD [ARGS...]
  *   rdl info NAME [--kind K] [--json]
@@ -27,14 +28,41 @@ static void usage(FILE *f)
           "\n"
           "global options:\n"
           "  --url URL     redis://[user[:password]@]host[:port][/db] or\n"
-          "                redis+cluster://host:port[,host:port...]\n"
+          "                redis+cluster://host:port[,host:port...];\n"
+          "                rediss:// and rediss+cluster:// over TLS\n"
           "                (default: $RDL_URL, else redis://127.0.0.1:6379)\n"
           "  --prefix P    key prefix (default: rdl)\n"
           "  --timeout MS  connect and command timeout\n"
           "  -v            say what happens, on stderr\n"
           "\n"
+          "TLS options (rediss URLs; the server is verified by default):\n"
+          "  --cacert F    trust the CAs in PEM file F (default: the "
+          "system's)\n"
+          "  --cert F      client certificate (PEM) for mutual TLS\n"
+          "  --key F       its private key (default: in --cert's file)\n"
+          "  --sni NAME    the server name to send and verify (default: the\n"
+          "                URL's host)\n"
+          "  --insecure    skip verification (testing only)\n"
+          "\n"
           "'rdl COMMAND --help' describes a command.\n",
           f);
+}
+
+/* --cacert, --cert, --key, --sni: 1 if `a` is one (and takes v). */
+static int tls_option(cli *g, const char *a, const char *v)
+{
+    if (strcmp(a, "--cacert") == 0)
+        g->tls.ca_file = v;
+    else if (strcmp(a, "--cert") == 0)
+        g->tls.cert_file = v;
+    else if (strcmp(a, "--key") == 0)
+        g->tls.key_file = v;
+    else if (strcmp(a, "--sni") == 0)
+        g->tls.server_name = v;
+    else
+        return 0;
+    g->tls_set = 1;
+    return 1;
 }
 
 int main(int argc, char **argv)
@@ -58,6 +86,15 @@ int main(int argc, char **argv)
         }
         if (strcmp(a, "-v") == 0) {
             g.verbose = 1;
+            continue;
+        }
+        if (strcmp(a, "--insecure") == 0) {
+            g.tls.insecure = 1;
+            g.tls_set = 1;
+            continue;
+        }
+        if (i + 1 < argc && tls_option(&g, a, argv[i + 1])) {
+            i++;
             continue;
         }
         if ((strcmp(a, "--url") == 0 || strcmp(a, "--prefix") == 0 ||
