@@ -11,6 +11,8 @@
 #            (skipped with --quick)
 #   consumers  install rdl and build the add_subdirectory, find_package and
 #            pkg-config consumer projects (tests/consumers/run.sh)
+#   notls    build-notls/: the build without OpenSSL (RDL_WITH_TLS=OFF),
+#            unit tests
 #   format   clang-format --dry-run --Werror over the C sources
 #   layers   tools/check-layers.sh: every #include follows the layers
 #   compose  docker-compose config: docker-compose.yml is valid (no engine
@@ -108,6 +110,15 @@ stage_consumers() {
     bash tests/consumers/run.sh "$root" "$root/build-consumers"
 }
 
+# Where OpenSSL is missing rdl builds without TLS: the library, the tool
+# and the unit tests (which check that rediss URLs are then refused).
+stage_notls() {
+    begin notls "building build-notls/ with RDL_WITH_TLS=OFF, unit tests"
+    configure_and_build build-notls -DCMAKE_BUILD_TYPE=Debug \
+        -DRDL_WITH_TLS=OFF -DRDL_BUILD_BENCH=OFF -DRDL_BUILD_EXAMPLES=OFF
+    (cd build-notls && ctest --output-on-failure --no-tests=error -L unit)
+}
+
 # Smoke test of the benchmark: it must run; no threshold is asserted
 # (timings belong to bench/, never to CI: DESIGN §13).
 stage_bench() {
@@ -169,6 +180,7 @@ else
     echo "=== [asan] skipped (--quick)"
 fi
 stage_consumers
+stage_notls
 stage_bench
 stage_format
 stage_layers

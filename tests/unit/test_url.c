@@ -191,7 +191,7 @@ static void test_url_cluster_seeds(void **state)
     expect_bad("redis+cluster://a:1,b:x", RDL_EINVAL);
     expect_bad("redis+cluster://a:1/1", RDL_EINVAL);
     expect_bad("redis+cluster://a:1,[::1", RDL_EINVAL);
-    expect_bad("rediss+cluster://a:1,", RDL_EINVAL);
+    expect_bad("redis+cluster://a:1,b:2,", RDL_EINVAL);
     /* A comma is a cluster URL's separator only. */
     expect_bad("redis://a:1,b:2", RDL_EINVAL);
     {
@@ -216,7 +216,11 @@ static void test_url_client_set_url(void **state)
     rdlt_assert_rc(rdl_client_set_url(c, NULL), RDL_EINVAL);
     rdlt_assert_rc(rdl_client_set_url(c, "redis+tls://h:1"), RDL_EINVAL);
     assert_true(strlen(rdl_client_errmsg(c)) > 0);
+#ifdef RDL_WITH_TLS
     rdlt_assert_ok(rdl_client_set_url(c, "rediss://h:1"));
+#else
+    rdlt_assert_rc(rdl_client_set_url(c, "rediss://h:1"), RDL_ENOTSUP);
+#endif
     rdlt_assert_ok(rdl_client_set_url(c, "redis+cluster://h:1,h:2"));
     rdlt_assert_ok(rdl_client_set_url(c, "redis://u:p@h:7/1"));
     rdlt_assert_ok(rdl_client_set_url(c, "redis://[::1]:6380"));
@@ -224,6 +228,7 @@ static void test_url_client_set_url(void **state)
     rdl_client_free(c);
 }
 
+#ifdef RDL_WITH_TLS
 /* rediss:// and rediss+cluster:// are the plain forms over TLS. */
 static void test_url_tls(void **state)
 {
@@ -250,7 +255,17 @@ static void test_url_tls(void **state)
     rdl__url_clear(&u);
     expect_bad("rediss:/h", RDL_EINVAL);
     expect_bad("rediss+cluster://a:1/2", RDL_EINVAL);
+    expect_bad("rediss+cluster://a:1,", RDL_EINVAL);
 }
+#else
+/* A build without TLS refuses rediss URLs and says why. */
+static void test_url_tls(void **state)
+{
+    (void)state;
+    expect_bad("rediss://h", RDL_ENOTSUP);
+    expect_bad("rediss+cluster://a:1", RDL_ENOTSUP);
+}
+#endif
 
 static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_url_tls),
