@@ -10,11 +10,8 @@
 -- ARGV[3]  request id, unique per request; a retry sends the same id
 -- ARGV[4]  registration lifetime in ms if the caller waits when the lock
 --          is held; "" for a one-shot try (not registered)
--- ARGV[5]  "1": the token is at least the server time in microseconds
---          (the parts of a RedLock, whose token is the largest of a set of
---          servers that changes from grant to grant); "": no clock read
--- ARGV[6]  publish command: "publish" or "spublish"
--- ARGV[7]  channel of the lock
+-- ARGV[5]  publish command: "publish" or "spublish"
+-- ARGV[6]  channel of the lock
 --
 -- Replies  {1, token, count}      acquired (count 1) or re-entered
 --          {0, pttl, registered}  held by another owner for pttl more ms;
@@ -22,14 +19,15 @@
 --                                 the registry
 --
 -- A retry of a request that was applied (its reply was lost) returns the
--- same result instead of counting again. Tokens: the last token + 1 while
--- the hash lives, else the server time in microseconds (with ARGV[5], the
--- larger of the two). Each token is at most the server time (us) of its
--- grant, since grants are at least 1 us apart; so tokens stay strictly
--- increasing after the hash expired (a holder that died, a name unused for
--- the retention) as long as the server clock does not step back
--- (docs/design-notes.md "The token guarantee").
--- Uncontended: 3 commands (HMGET, HSET, PEXPIRE). A grant while others
+-- same result instead of counting again. Tokens: the larger of the last
+-- token + 1 and the server time in microseconds (DESIGN section 8). The clock
+-- keeps them increasing where the last token is gone or stale: the hash
+-- expired (a holder that died, a name unused for the retention), or a
+-- failover promoted a replica that missed the latest grants, whose tokens
+-- the old master issued before the switch - as long as the new master's
+-- clock is not behind the old one's by more than the failover took
+-- (docs/design-notes.md "Fencing tokens: the exact guarantee").
+-- Uncontended: 4 commands (HMGET, TIME, HSET, PEXPIRE). A grant while others
 -- wait tells the first of them the new lease (lib/waiters: waiter_recap).
 --@include waiters
 local me = ARGV[1]
@@ -55,17 +53,15 @@ if h[1] and h[1] ~= '' then
     if ARGV[4] == '' then
         return {0, pttl, 0}
     end
-    local t = redis.call('TIME')
-    local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    local tm = redis.call('TIME')
+    local now = tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000)
     waiter_add(KEYS[1], me, tonumber(ARGV[4]), now, h[5], h[6])
     return {0, pttl, 1}
 end
 
-local token = tonumber(h[3] or '0') + 1
-if not h[3] or ARGV[5] == '1' then
-    local t = redis.call('TIME')
-    token = math.max(token, tonumber(t[1]) * 1000000 + tonumber(t[2]))
-end
+local t = redis.call('TIME')
+local token = math.max(tonumber(h[3] or '0') + 1,
+    tonumber(t[1]) * 1000000 + tonumber(t[2]))
 redis.call('HSET', KEYS[1], 'o', me, 'n', 1, 't',
     string.format('%d', token), 'r', ARGV[3])
 redis.call('PEXPIRE', KEYS[1], lease)
@@ -73,6 +69,6 @@ if h[6] then
     waiter_remove(KEYS[1], me, h[6])
 end
 if waiters_maybe(h[7], h[5]) then
-    waiter_recap(KEYS[1], h[7], h[5], me, lease, ARGV[6], ARGV[7])
+    waiter_recap(KEYS[1], h[7], h[5], me, lease, ARGV[5], ARGV[6])
 end
 return {1, token, 1}

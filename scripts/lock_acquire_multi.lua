@@ -53,16 +53,11 @@ for i = 1, #KEYS do
         out[#out + 1] = tonumber(h[3])
         out[#out + 1] = c
     else
-        local token
-        if h[3] then
-            token = tonumber(h[3]) + 1
-        else
-            if not base then
-                local t = redis.call('TIME')
-                base = tonumber(t[1]) * 1000000 + tonumber(t[2])
-            end
-            token = base
+        if not base then
+            local t = redis.call('TIME')
+            base = tonumber(t[1]) * 1000000 + tonumber(t[2])
         end
+        local token = math.max(tonumber(h[3] or '0') + 1, base)
         redis.call('HSET', KEYS[i], 'o', me, 'n', 1, 't',
             string.format('%d', token), 'r', ARGV[3])
         redis.call('PEXPIRE', KEYS[i], lease)

@@ -272,11 +272,6 @@ rdl_client_t *rdl__lock_client(const rdl_lock_t *lock)
     return lock->c;
 }
 
-void rdl__lock_anchor_tokens(rdl_lock_t *lock)
-{
-    __atomic_store_n(&lock->anchored, 1, __ATOMIC_RELAXED);
-}
-
 void rdl__lock_say(const rdl_lock_t *lock, const char *fmt, ...)
 {
     char text[1024];

@@ -52,10 +52,6 @@ void *rdl__lock_impl(const rdl_lock_t *lock);
 int rdl__lock_is_ext(const rdl_lock_t *lock);
 /* The client a lock was made on. */
 rdl_client_t *rdl__lock_client(const rdl_lock_t *lock);
-/* From now on the lock's new tokens are at least the server time in
- * microseconds (a plain lock's are otherwise its last token + 1, which
- * only keeps order per server): for the parts of a RedLock. Any thread. */
-void rdl__lock_anchor_tokens(rdl_lock_t *lock);
 
 /* Calls the lock's lost callback (see rdl_lock_set_lost_cb()) in a way
  * that rdl_lock_set_lost_cb() and rdl_lock_free() wait for. */

@@ -135,7 +135,6 @@ struct rdl_lock_s {
     char *channel;
     char *key_aux[2]; /* kind-specific keys (rdl__lock_kind.aux_suffix) */
     unsigned flags;   /* kind-specific (read-write lock: writers first) */
-    int anchored;     /* atomic; rdl__lock_anchor_tokens() was called */
     int refs;         /* atomic; see rdl__lock_ref() */
     int freed;        /* atomic; rdl_lock_free() was called */
     uv_mutex_t mu;    /* guards holds and the lost callback */

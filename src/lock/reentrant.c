@@ -16,19 +16,17 @@ static int send_try(rdl__acquire *op, rdl__reply_fn fn)
     char reqid[64];
     char lease[24], life[24];
     const char *keys[1] = {lock->key_hold};
-    const char *args[7] = {
-        op->owner_str,
-        lease,
-        reqid,
-        op->one_try ? "" : life,
-        __atomic_load_n(&lock->anchored, __ATOMIC_RELAXED) ? "1" : "",
-        rdl__client_publish_cmd(lock->c),
-        lock->channel};
+    const char *args[6] = {op->owner_str,
+                           lease,
+                           reqid,
+                           op->one_try ? "" : life,
+                           rdl__client_publish_cmd(lock->c),
+                           lock->channel};
     rdl__acquire_reqid(op, reqid);
     snprintf(lease, sizeof(lease), "%lld", (long long)op->lease_ms);
     snprintf(life, sizeof(life), "%lld",
              (long long)rdl__waiter_life_ms(lock->c));
-    return rdl__script_run(lock->c, RDL__SCRIPT_LOCK_ACQUIRE, 1, keys, 7, args,
+    return rdl__script_run(lock->c, RDL__SCRIPT_LOCK_ACQUIRE, 1, keys, 6, args,
                            fn, op);
 }
 

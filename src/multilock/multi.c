@@ -684,14 +684,12 @@ static int create(rdl_lock_t *const *locks, size_t n, int redlock,
         free_state(m);
         return rc;
     }
-    for (i = 0; i < n; i++) {
+    /* The composite token of a RedLock is the largest of the parts held,
+     * and a quorum is a different set of servers each time: it stays in
+     * order across sets because every grant's token follows the server
+     * clock (scripts/lock_acquire.lua). */
+    for (i = 0; i < n; i++)
         (void)rdl_lock_set_lost_cb(m->parts[i], on_part_lost, ml);
-        /* The composite token is the largest of the parts held, and a
-         * quorum is a different set of servers each time: only tokens
-         * that follow the server clocks stay in order across sets. */
-        if (redlock)
-            rdl__lock_anchor_tokens(m->parts[i]);
-    }
     *out = ml;
     return 0;
 }

@@ -416,6 +416,46 @@ static void test_lock_fencing_token_increases_across_expiry(void **state)
     assert_true(rdlt_info(l, B).fencing_token == t3);
 }
 
+/* A failover to a replica that missed the latest grants: the new master's
+ * copy of the lock's hash is older, its last token smaller than tokens the
+ * old master issued since. Played on one server by putting back an older
+ * copy of the hash (DUMP, then RESTORE ... REPLACE). The next grant must
+ * still get a larger token than every one issued before: the token follows
+ * the server clock, not only the last token in the hash. */
+static void
+test_lock_fencing_token_increases_across_stale_failover(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s);
+    rdl_lock_t *l = rdlt_lock(c, "stale");
+    uint64_t last = 0, t;
+    redisReply *dump, *r;
+    int i;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire(l, 0, 5000));
+    rdlt_assert_ok(rdl_lock_release(l));
+    dump = rdlt_cmd(s, "DUMP rdl:lock:{stale}");
+    assert_int_equal(dump->type, REDIS_REPLY_STRING);
+    /* The grants the replica never saw. */
+    for (i = 0; i < 5; i++) {
+        rdlt_assert_ok(rdl_lock_acquire(l, 0, 5000));
+        last = rdl_lock_fencing_token(l, rdl_owner_self());
+        rdlt_assert_ok(rdl_lock_release(l));
+    }
+    r = rdlt_cmd(s, "RESTORE rdl:lock:{stale} 0 %b REPLACE", dump->str,
+                 dump->len);
+    assert_int_equal(r->type, REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    freeReplyObject(dump);
+    rdlt_assert_ok(rdl_lock_acquire_as(l, B, 0, 5000));
+    t = rdl_lock_fencing_token(l, B);
+    if (t <= last)
+        fail_msg("token %llu after the stale copy is not above %llu",
+                 (unsigned long long)t, (unsigned long long)last);
+    rdlt_assert_ok(rdl_lock_release_as(l, B));
+}
+
 #define CONTENDERS 8
 #define ROUNDS 125
 
@@ -1004,6 +1044,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_lock_release_after_expiry_is_lost),
     RDLT_TEST(test_lock_fencing_token_increases_across_expiry),
     RDLT_TEST(test_lock_fencing_tokens_strictly_increase),
+    RDLT_TEST(test_lock_fencing_token_increases_across_stale_failover),
     RDLT_TEST(test_lock_threads_never_hold_together),
     RDLT_TEST(test_lock_lease_auto_uses_watchdog_lease),
     RDLT_TEST(test_lock_subscription_ends_after_wait),
