@@ -20,7 +20,7 @@ root=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 # Module -> the modules it may include from (itself always). Bottom first:
 #   core        connections, hub, scripts, keys, errors, the sync facade,
 #               and the deployment ("router") interface
-#   standalone, cluster
+#   standalone, cluster, sentinel
 #               deployments: implement core's router interface
 #   deploy      picks a deployment for a URL (names every implementation)
 #   watchdog    batched lease renewal
@@ -33,7 +33,8 @@ declare -A allowed=(
     [core]=""
     [standalone]="core"
     [cluster]="core"
-    [deploy]="core standalone cluster"
+    [sentinel]="core"
+    [deploy]="core standalone cluster sentinel"
     [watchdog]="core"
     [lock]="core watchdog"
     [fair]="core watchdog lock"

@@ -85,6 +85,10 @@ struct rdl__conn {
     char *host;
     int port;
     char addr[300];
+    int login_set;          /* rdl__conn_set_login(): not the client's */
+    const char *login_user; /* NULL: none */
+    const char *login_pass; /* NULL: no AUTH */
+    int login_db;
     const rdl__conn_events *ev;
     void *data;
     int state;
@@ -674,16 +678,20 @@ static void start_handshake(rdl__conn *cn)
     const char *argv[3];
     int rc = 0;
 
+    const char *user = cn->login_set ? cn->login_user : c->url.user;
+    const char *pass = cn->login_set ? cn->login_pass : c->url.pass;
+    int dbn = cn->login_set ? cn->login_db : c->url.db;
+
     cn->state = HANDSHAKE;
     cn->handshakes = 0;
-    if (c->url.pass != NULL) {
+    if (pass != NULL) {
         argv[0] = "AUTH";
-        argv[1] = c->url.user != NULL ? c->url.user : c->url.pass;
-        argv[2] = c->url.pass;
-        rc = handshake_cmd(cn, c->url.user != NULL ? 3 : 2, argv);
+        argv[1] = user != NULL ? user : pass;
+        argv[2] = pass;
+        rc = handshake_cmd(cn, user != NULL ? 3 : 2, argv);
     }
-    if (rc == 0 && c->url.db != 0 && cn->role == RDL__CONN_CMD) {
-        snprintf(db, sizeof(db), "%d", c->url.db);
+    if (rc == 0 && dbn != 0 && cn->role == RDL__CONN_CMD) {
+        snprintf(db, sizeof(db), "%d", dbn);
         argv[0] = "SELECT";
         argv[1] = db;
         rc = handshake_cmd(cn, 2, argv);
@@ -825,6 +833,51 @@ static void start_connect(rdl__conn *cn)
     }
 }
 
+void rdl__conn_set_login(rdl__conn *cn, const char *user, const char *pass,
+                         int db)
+{
+    cn->login_set = 1;
+    cn->login_user = user;
+    cn->login_pass = pass;
+    cn->login_db = db;
+}
+
+static void set_addr(rdl__conn *cn)
+{
+    snprintf(cn->addr, sizeof(cn->addr),
+             strchr(cn->host, ':') != NULL ? "[%s]:%d" : "%s:%d", cn->host,
+             cn->port);
+}
+
+int rdl__conn_retarget(rdl__conn *cn, const char *host, int port)
+{
+    char *h;
+    char why[400];
+    if (cn->state == CLOSED)
+        return RDL_ECLOSED;
+    if (strcmp(cn->host, host) == 0 && cn->port == port)
+        return 0;
+    h = rdl__strdup(host);
+    if (h == NULL)
+        return RDL_ENOMEM;
+    snprintf(why, sizeof(why), "moved to %s:%d", host, port);
+    rdl__free(cn->host);
+    cn->host = h;
+    cn->port = port;
+    if (cn->state == IDLE) {
+        set_addr(cn);
+        return 0;
+    }
+    /* Written commands fail as with any drop (their outcome is unknown);
+     * unsent ones wait and go to the new address, which is tried at
+     * once instead of after a backoff. */
+    drop(cn, RDL_ECONNLOST, why);
+    set_addr(cn);
+    cn->attempt = 0;
+    uv_timer_start(&cn->timer, on_backoff, 0, 0);
+    return 0;
+}
+
 void rdl__conn_start(rdl__conn *cn)
 {
     if (cn->state == IDLE)
@@ -860,8 +913,7 @@ rdl__conn *rdl__conn_new(rdl_client_t *c, rdl__conn_role role, const char *host,
     cn->ev = ev;
     cn->data = data;
     cn->state = IDLE;
-    snprintf(cn->addr, sizeof(cn->addr),
-             strchr(host, ':') != NULL ? "[%s]:%d" : "%s:%d", host, port);
+    set_addr(cn);
     rdl__queue_init(&cn->unsent);
     rdl__queue_init(&cn->sent);
     uv_timer_init(c->loop, &cn->timer);

@@ -43,6 +43,16 @@ typedef struct rdl__conn_events {
 
 rdl__conn *rdl__conn_new(rdl_client_t *c, rdl__conn_role role, const char *host,
                          int port, const rdl__conn_events *ev, void *data);
+/* This connection logs in with these credentials and database instead of
+ * the client's URL's (user and pass NULL: no AUTH; db 0: no SELECT). The
+ * strings must outlive the connection. Before the first start. */
+void rdl__conn_set_login(rdl__conn *cn, const char *user, const char *pass,
+                         int db);
+/* Points the connection at another address: if it is connected or
+ * connecting it is dropped (written commands fail with RDL_ECONNLOST) and
+ * a new attempt starts at once; unsent commands wait for it. A no-op for
+ * the same address. Returns 0, RDL_ENOMEM or RDL_ECLOSED. */
+int rdl__conn_retarget(rdl__conn *cn, const char *host, int port);
 /* Starts connecting, if not already; reconnects with backoff after that. */
 void rdl__conn_start(rdl__conn *cn);
 /* Queues a formatted command (copied). Commands queued before the

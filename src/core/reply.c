@@ -140,3 +140,92 @@ int rdl__reply_redirect(const redisReply *r, unsigned *slot, char *host,
     *port = (int)pt;
     return 1;
 }
+
+/* A decimal port 1..65535 in s[0..n); 0 if it is not one. */
+static int port_of(const char *s, size_t n)
+{
+    unsigned long v = 0;
+    size_t i;
+    if (n == 0 || n > 5)
+        return 0;
+    for (i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return 0;
+        v = v * 10 + (unsigned long)(s[i] - '0');
+    }
+    return v >= 1 && v <= 65535 ? (int)v : 0;
+}
+
+static int copy_host(const char *s, size_t n, char *host, size_t hostlen)
+{
+    if (n == 0 || n >= hostlen || memchr(s, '\0', n) != NULL)
+        return 0;
+    memcpy(host, s, n);
+    host[n] = '\0';
+    return 1;
+}
+
+int rdl__reply_master_addr(const redisReply *r, char *host, size_t hostlen,
+                           int *port)
+{
+    if (r->type == REDIS_REPLY_NIL)
+        return 0;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+        r->element[0]->type != REDIS_REPLY_STRING ||
+        r->element[1]->type != REDIS_REPLY_STRING)
+        return -1;
+    *port = port_of(r->element[1]->str, r->element[1]->len);
+    if (*port == 0 ||
+        !copy_host(r->element[0]->str, r->element[0]->len, host, hostlen))
+        return -1;
+    return 1;
+}
+
+int rdl__reply_role_master(const redisReply *r)
+{
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 1)
+        return -1;
+    return str_is(r->element[0], "master");
+}
+
+/* Splits msg[0..len) at spaces into at most max fields; the count. */
+static int fields(const char *msg, size_t len, const char **f, size_t *fl,
+                  int max)
+{
+    const char *end = msg + len, *p = msg;
+    int n = 0;
+    while (p < end && n < max) {
+        const char *sp = memchr(p, ' ', (size_t)(end - p));
+        f[n] = p;
+        fl[n] = (size_t)((sp != NULL ? sp : end) - p);
+        n++;
+        p = sp != NULL ? sp + 1 : end;
+    }
+    return p == end ? n : max + 1;
+}
+
+static int field_is(const char *f, size_t fl, const char *s)
+{
+    return fl == strlen(s) && memcmp(f, s, fl) == 0;
+}
+
+/* +switch-master: "<name> <old-ip> <old-port> <new-ip> <new-port>".
+ * +promoted-slave: "slave <ip>:<port> <ip> <port> @ <name> <ip> <port>". */
+int rdl__reply_sentinel_event(const char *ch, size_t chl, const char *msg,
+                              size_t len, const char *name, char *host,
+                              size_t hostlen, int *port)
+{
+    const char *f[8];
+    size_t fl[8];
+    int n = fields(msg, len, f, fl, 8), h;
+    if (field_is(ch, chl, "+switch-master") && n == 5 &&
+        field_is(f[0], fl[0], name))
+        h = 3;
+    else if (field_is(ch, chl, "+promoted-slave") && n == 8 &&
+             field_is(f[4], fl[4], "@") && field_is(f[5], fl[5], name))
+        h = 2;
+    else
+        return 0;
+    *port = port_of(f[h + 1], fl[h + 1]);
+    return *port != 0 && copy_host(f[h], fl[h], host, hostlen);
+}

@@ -52,4 +52,20 @@ int rdl__reply_message(const redisReply *r, const char **chan, size_t *chanlen,
 int rdl__reply_sunsubscribe(const redisReply *r, const char **chan,
                             size_t *chanlen);
 
+/* Sentinel replies. SENTINEL get-master-addr-by-name: 1 with the address
+ * stored, 0 for nil (the sentinel does not know the master), -1 for
+ * anything else. */
+int rdl__reply_master_addr(const redisReply *r, char *host, size_t hostlen,
+                           int *port);
+/* ROLE: 1 if the server says it is a master, 0 if another role, -1 if the
+ * reply is not a ROLE reply. */
+int rdl__reply_role_master(const redisReply *r);
+/* A sentinel's event message on channel ch: 1 with the address stored if
+ * it names a new master for `name` ("+switch-master", or "+promoted-slave",
+ * which the failover's leader sends as soon as the replica it chose is a
+ * master, seconds before "+switch-master"), else 0. */
+int rdl__reply_sentinel_event(const char *ch, size_t chl, const char *msg,
+                              size_t len, const char *name, char *host,
+                              size_t hostlen, int *port);
+
 #endif

@@ -1,5 +1,7 @@
-/* Parsing of redis://[user[:password]@]host[:port][/db] and
- * redis+cluster://[user[:password]@]host[:port][,host[:port]...]. Every
+/* Parsing of redis://[user[:password]@]host[:port][/db],
+ * redis+cluster://[user[:password]@]host[:port][,host[:port]...],
+ * redis+sentinel://[user[:password]@]host[:port][,...]/MASTER[/db][?...]
+ * and their TLS forms (rediss...). Every
  * rejection says what is wrong, because a URL usually comes from a
  * configuration file that a person has to fix. */
 #include <ctype.h>
@@ -111,9 +113,11 @@ static int host_port(const char **pp, char **host_out, int *port_out, char *err,
     return 0;
 }
 
-/* Parses the seed list of a redis+cluster:// URL at p: host[:port] items
- * separated by ',', the first of which is also u->host:u->port. */
-static int seeds(const char **pp, rdl__url *u, char *err, size_t errlen)
+/* Parses the node list of a cluster or sentinel URL at p: host[:port]
+ * items separated by ',' (port `dflt` when left out), the first of which
+ * is also u->host:u->port. */
+static int seeds(const char **pp, rdl__url *u, int dflt, char *err,
+                 size_t errlen)
 {
     const char *p = *pp;
     size_t n = 1, i;
@@ -121,7 +125,7 @@ static int seeds(const char **pp, rdl__url *u, char *err, size_t errlen)
     for (i = 0; p[i] != '\0' && p[i] != '/'; i++)
         n += p[i] == ',';
     if (n > RDL__URL_SEEDS_MAX) {
-        snprintf(err, errlen, "URL lists %zu seed nodes; at most %d", n,
+        snprintf(err, errlen, "URL lists %zu nodes; at most %d", n,
                  RDL__URL_SEEDS_MAX);
         return RDL_EINVAL;
     }
@@ -131,7 +135,7 @@ static int seeds(const char **pp, rdl__url *u, char *err, size_t errlen)
         return RDL_ENOMEM;
     }
     for (i = 0; i < n; i++) {
-        u->seeds[i].port = 6379;
+        u->seeds[i].port = dflt;
         rc = host_port(&p, &u->seeds[i].host, &u->seeds[i].port, err, errlen);
         if (rc != 0)
             return rc;
@@ -151,37 +155,106 @@ static int seeds(const char **pp, rdl__url *u, char *err, size_t errlen)
     return 0;
 }
 
-/* The schemes, longest first where one is a prefix of another. */
+/* The schemes. */
 static const struct {
     const char *text;
-    int cluster, tls;
+    int cluster, sentinel, tls;
 } schemes[] = {
-    {"redis://", 0, 0},
-    {"redis+cluster://", 1, 0},
-    {"rediss://", 0, 1},
-    {"rediss+cluster://", 1, 1},
+    {"redis://", 0, 0, 0},          {"redis+cluster://", 1, 0, 0},
+    {"redis+sentinel://", 0, 1, 0}, {"rediss://", 0, 0, 1},
+    {"rediss+cluster://", 1, 0, 1}, {"rediss+sentinel://", 0, 1, 1},
 };
+
+/* The query of a sentinel URL, q[0..n) after the '?':
+ * sentinel_user=U&sentinel_password=P, percent-encoded. */
+static int query(const char *q, size_t n, rdl__url *u, char *err, size_t errlen)
+{
+    const char *end = q + n;
+    while (q < end) {
+        const char *amp = memchr(q, '&', (size_t)(end - q));
+        const char *stop = amp != NULL ? amp : end;
+        const char *eq = memchr(q, '=', (size_t)(stop - q));
+        char **dst = NULL;
+        int bad = 0;
+        if (eq != NULL && (size_t)(eq - q) == 13 &&
+            memcmp(q, "sentinel_user", 13) == 0)
+            dst = &u->sentinel_user;
+        else if (eq != NULL && (size_t)(eq - q) == 17 &&
+                 memcmp(q, "sentinel_password", 17) == 0)
+            dst = &u->sentinel_pass;
+        if (dst == NULL) {
+            snprintf(err, errlen,
+                     "URL option \"%.*s\" is unknown (a sentinel URL takes "
+                     "sentinel_user and sentinel_password)",
+                     (int)(stop - q > 32 ? 32 : stop - q), q);
+            return RDL_EINVAL;
+        }
+        rdl__free(*dst);
+        *dst = decode(eq + 1, (size_t)(stop - eq - 1), &bad);
+        if (*dst == NULL) {
+            snprintf(err, errlen,
+                     bad ? "URL option has a malformed %%-escape"
+                         : "out of memory");
+            return bad ? RDL_EINVAL : RDL_ENOMEM;
+        }
+        q = stop + (amp != NULL);
+    }
+    if (u->sentinel_user != NULL && u->sentinel_pass == NULL) {
+        snprintf(err, errlen,
+                 "URL has sentinel_user without "
+                 "sentinel_password");
+        return RDL_EINVAL;
+    }
+    return 0;
+}
+
+/* "/MASTER_NAME[/db]" of a sentinel URL at p; leaves p at the "/db". */
+static int master_name(const char **pp, rdl__url *u, char *err, size_t errlen)
+{
+    const char *p = *pp;
+    size_t n;
+    if (*p != '/' || p[1] == '\0' || p[1] == '/') {
+        snprintf(err, errlen,
+                 "a sentinel URL names the master after the "
+                 "sentinels: redis+sentinel://host:port/NAME");
+        return RDL_EINVAL;
+    }
+    p++;
+    n = strcspn(p, "/");
+    u->master = rdl__strndup(p, n);
+    if (u->master == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return RDL_ENOMEM;
+    }
+    *pp = p + n;
+    return 0;
+}
 
 int rdl__url_parse(const char *text, rdl__url *out, char *err, size_t errlen)
 {
-    rdl__url u = {NULL, 6379, NULL, NULL, 0, 0, 0, 0, NULL};
-    const char *p = NULL, *at, *end, *colon;
+    rdl__url u;
+    const char *p = NULL, *at, *end, *colon, *q;
+    char *base = NULL; /* the URL without its query */
     int bad = 0, rc = RDL_EINVAL;
     size_t i;
 
+    memset(&u, 0, sizeof(u));
+    u.port = 6379;
     if (text == NULL)
         FAIL("URL is NULL");
     for (i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
         size_t n = strlen(schemes[i].text);
         if (strncmp(text, schemes[i].text, n) == 0) {
             u.cluster = schemes[i].cluster;
+            u.sentinel = schemes[i].sentinel;
             u.tls = schemes[i].tls;
             p = text + n;
         }
     }
     if (p == NULL)
         FAIL("URL \"%.64s\" does not start with redis://, rediss://, "
-             "redis+cluster:// or rediss+cluster://",
+             "redis+cluster://, rediss+cluster://, redis+sentinel:// or "
+             "rediss+sentinel://",
              text);
 #ifndef RDL_WITH_TLS
     if (u.tls) {
@@ -191,12 +264,26 @@ int rdl__url_parse(const char *text, rdl__url *out, char *err, size_t errlen)
     }
 #endif
     end = p + strlen(p);
-    if (memchr(p, '?', (size_t)(end - p)) != NULL ||
-        memchr(p, '#', (size_t)(end - p)) != NULL)
-        FAIL("URL options (?...) and fragments (#...) are not supported");
-    for (const char *q = p; q < end; q++)
-        if (isspace((unsigned char)*q) || iscntrl((unsigned char)*q))
+    for (const char *c = p; c < end; c++)
+        if (isspace((unsigned char)*c) || iscntrl((unsigned char)*c))
             FAIL("URL contains whitespace or control characters");
+    if (memchr(p, '#', (size_t)(end - p)) != NULL)
+        FAIL("URL fragments (#...) are not supported");
+    q = memchr(p, '?', (size_t)(end - p));
+    if (q != NULL && !u.sentinel)
+        FAIL("URL options (?...) are taken by sentinel URLs only");
+    if (q != NULL) {
+        rc = query(q + 1, (size_t)(end - q - 1), &u, err, errlen);
+        if (rc != 0)
+            goto fail;
+        rc = RDL_EINVAL;
+    }
+    base = rdl__strndup(p, q != NULL ? (size_t)(q - p) : (size_t)(end - p));
+    if (base == NULL) {
+        rc = RDL_ENOMEM;
+        FAIL("out of memory");
+    }
+    p = base;
 
     /* The user information ends at the last '@' (a password may hold
      * '@' characters; '/' and ':' in it must be percent-encoded). */
@@ -220,8 +307,12 @@ int rdl__url_parse(const char *text, rdl__url *out, char *err, size_t errlen)
         p = at + 1;
     }
 
-    rc = u.cluster ? seeds(&p, &u, err, errlen)
-                   : host_port(&p, &u.host, &u.port, err, errlen);
+    if (u.cluster || u.sentinel)
+        rc = seeds(&p, &u, u.sentinel ? 26379 : 6379, err, errlen);
+    else
+        rc = host_port(&p, &u.host, &u.port, err, errlen);
+    if (rc == 0 && u.sentinel)
+        rc = master_name(&p, &u, err, errlen);
     if (rc != 0)
         goto fail;
     rc = RDL_EINVAL;
@@ -240,6 +331,7 @@ int rdl__url_parse(const char *text, rdl__url *out, char *err, size_t errlen)
     } else if (*p != '\0') {
         FAIL("URL has unexpected text after the host: \"%.32s\"", p);
     }
+    rdl__free(base);
     *out = u;
     return 0;
 
@@ -249,6 +341,7 @@ decode_fail:
     rc = RDL_ENOMEM;
     snprintf(err, errlen, "out of memory");
 fail:
+    rdl__free(base);
     rdl__url_clear(&u);
     return rc;
 }
@@ -263,6 +356,11 @@ void rdl__url_clear(rdl__url *u)
         rdl__free(u->seeds[--u->nseeds].host);
     rdl__free(u->seeds);
     u->seeds = NULL;
+    rdl__free(u->master);
+    rdl__free(u->sentinel_user);
+    rdl__free(u->sentinel_pass);
+    u->master = u->sentinel_user = u->sentinel_pass = NULL;
     u->cluster = 0;
+    u->sentinel = 0;
     u->tls = 0;
 }

@@ -20,16 +20,24 @@ typedef struct rdl__url {
     char *user; /* NULL if absent */
     char *pass; /* NULL if absent */
     int db;
-    int cluster;      /* redis+cluster:// */
-    int tls;          /* rediss:// and rediss+cluster:// */
-    size_t nseeds;    /* cluster: the seed nodes, in the URL's order */
-    rdl__addr *seeds; /* NULL unless cluster */
+    int cluster;         /* redis+cluster:// */
+    int sentinel;        /* redis+sentinel://: seeds are the sentinels */
+    int tls;             /* rediss://, rediss+cluster://, rediss+sentinel:// */
+    size_t nseeds;       /* cluster: the seed nodes; sentinel: the sentinels;
+                            in the URL's order */
+    rdl__addr *seeds;    /* NULL unless cluster or sentinel */
+    char *master;        /* sentinel: the master's name */
+    char *sentinel_user; /* sentinel: credentials for the sentinels (the */
+    char *sentinel_pass; /* userinfo is for the data nodes); NULL if none */
 } rdl__url;
 
-/* Parses redis://[user[:password]@]host[:port][/db] and
+/* Parses redis://[user[:password]@]host[:port][/db],
  * redis+cluster://[user[:password]@]host[:port][,host[:port]...][/0]
- * (port 6379 when left out), and their TLS forms rediss:// and
- * rediss+cluster://. On failure returns RDL_EINVAL (RDL_ENOTSUP for TLS
+ * (port 6379 when left out),
+ * redis+sentinel://[user[:password]@]host[:port][,...]/MASTER[/db]
+ * [?sentinel_user=U&sentinel_password=P] (sentinel port 26379 when left
+ * out), and their TLS forms rediss://, rediss+cluster://,
+ * rediss+sentinel://. On failure returns RDL_EINVAL (RDL_ENOTSUP for TLS
  * in a build without it, or RDL_ENOMEM) and writes a sentence saying what
  * is wrong to err; `out` is then untouched. */
 int rdl__url_parse(const char *text, rdl__url *out, char *err, size_t errlen);

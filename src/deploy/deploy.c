@@ -1,13 +1,15 @@
 /* Wiring: the one place that names every deployment implementation, and
  * picks the one that serves the client's URL. Core calls down into it
  * (rdl__router_open, router.h) and never names an implementation itself.
- * A new shape of deployment (sentinel) is one more entry here. */
+ * A new shape of deployment is one more entry here. */
 #include "cluster/cluster.h"
+#include "sentinel/sentinel.h"
 #include "standalone/standalone.h"
 
 /* Asked in order; the first that accepts the URL serves it. */
 static const rdl__router_impl *const impls[] = {
     &rdl__cluster_router,
+    &rdl__sentinel_router,
     &rdl__standalone_router,
 };
 

@@ -95,10 +95,20 @@ typedef struct rdlt_server rdlt_server;
  * stopped by rdlt_teardown(). Call from the main thread only. */
 rdlt_server *rdlt_server_start(void);
 rdlt_server *rdlt_server_start_args(const char *const *extra);
+/* The same with a configuration file holding conf_text (in the server's
+ * directory, given as the first argument; Sentinel needs one it can
+ * rewrite). */
+rdlt_server *rdlt_server_start_conf(const char *conf_text,
+                                    const char *const *extra);
 int rdlt_server_port(const rdlt_server *s);
 /* With "--cluster-enabled" "yes" among the arguments the server also gets
  * a free cluster bus port (--cluster-port); else 0. */
 int rdlt_server_bus_port(const rdlt_server *s);
+/* The next rdlt_cmd() opens a new connection (after an event that closed
+ * the server's clients, such as a failover). */
+void rdlt_server_reconnect(rdlt_server *s);
+/* The value of --requirepass among the arguments, or NULL. */
+const char *rdlt_server_password(const rdlt_server *s);
 /* With "--tls-port" "auto" among the arguments the server also listens
  * for TLS on a free port (the plain port stays, for rdlt_cmd()); else 0.
  * See rdlt_tls_server_start(). */
@@ -201,6 +211,34 @@ rdlt_server *rdlt_tls_server_start(const rdlt_pki *pki, const char *cert,
                                    int auth_clients, const char *const *extra);
 /* "rediss://127.0.0.1:<tls port>" (static storage of s). */
 const char *rdlt_tls_url(const rdlt_server *s);
+
+/* ---- sentinel.c: a throwaway Sentinel deployment -------------------------- */
+
+#define RDLT_SENTINEL_DATA 3 /* a master and two replicas */
+#define RDLT_SENTINELS 3
+#define RDLT_SENTINEL_NAME "rdltmaster"
+
+typedef struct rdlt_sentinel rdlt_sentinel;
+
+/* Starts data node 0 as the master, 1 and 2 as its replicas, and three
+ * sentinels watching it as RDLT_SENTINEL_NAME (quorum 2, down after
+ * 1000 ms), and waits until every sentinel knows both replicas and the
+ * other sentinels. With a password the data nodes require it (and the
+ * sentinels and the URL use it). */
+rdlt_sentinel *rdlt_sentinel_start(const char *password);
+/* "redis+sentinel://[:pw@]127.0.0.1:p1,...:p3/RDLT_SENTINEL_NAME". */
+const char *rdlt_sentinel_url(const rdlt_sentinel *sn);
+rdlt_server *rdlt_sentinel_data(rdlt_sentinel *sn, int i);
+rdlt_server *rdlt_sentinel_node(rdlt_sentinel *sn, int i);
+/* The data node the (running) sentinels name as the master. */
+rdlt_server *rdlt_sentinel_master(rdlt_sentinel *sn);
+/* Waits until the running sentinels agree on a master other than old and
+ * it says so itself (ROLE); returns it. Fails the test after timeout_ms. */
+rdlt_server *rdlt_sentinel_wait_switch(rdlt_sentinel *sn, rdlt_server *old,
+                                       int64_t timeout_ms);
+/* SENTINEL FAILOVER, then rdlt_sentinel_wait_switch(); returns the new
+ * master. */
+rdlt_server *rdlt_sentinel_failover(rdlt_sentinel *sn);
 
 /* ---- cmdlog.c: the commands a test server received ---------------------- */
 

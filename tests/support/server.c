@@ -34,6 +34,7 @@ struct rdlt_server {
     int tls_at; /* index in extra of "auto" after --tls-port, or -1 */
     int tls_port;
     char tls_url[64];
+    char conf[300];    /* a configuration file, first argument; "" if none */
     redisContext *ctx; /* for rdlt_cmd(), reopened after a restart */
 };
 
@@ -173,6 +174,8 @@ static int spawn(rdlt_server *s, const char *bin)
 
     snprintf(port, sizeof(port), "%d", s->port);
     argv[argc++] = bin;
+    if (s->conf[0] != '\0')
+        argv[argc++] = s->conf;
     argv[argc++] = "--port";
     argv[argc++] = port;
     argv[argc++] = "--bind";
@@ -296,7 +299,20 @@ static const char *binary_or_skip(void)
     return NULL;
 }
 
+static rdlt_server *start(const char *conf_text, const char *const *extra);
+
 rdlt_server *rdlt_server_start_args(const char *const *extra)
+{
+    return start(NULL, extra);
+}
+
+rdlt_server *rdlt_server_start_conf(const char *conf_text,
+                                    const char *const *extra)
+{
+    return start(conf_text, extra);
+}
+
+static rdlt_server *start(const char *conf_text, const char *const *extra)
 {
     const char *bin = binary_or_skip();
     /* RDL_TEST_TMPDIR (set by CTest to a directory of the build tree, so
@@ -331,6 +347,15 @@ rdlt_server *rdlt_server_start_args(const char *const *extra)
     }
     snprintf(s->log, sizeof(s->log), "%s/redis.log", s->dir);
     rdlt_defer(destroy, s);
+    if (conf_text != NULL) {
+        FILE *f;
+        snprintf(s->conf, sizeof(s->conf), "%s/node.conf", s->dir);
+        f = fopen(s->conf, "w");
+        if (f == NULL)
+            fail_msg("rdlt: cannot write %s", s->conf);
+        fputs(conf_text, f);
+        fclose(f);
+    }
 
     for (attempt = 0; attempt < 5; attempt++) {
         s->port = free_port();
@@ -363,6 +388,16 @@ rdlt_server *rdlt_server_start(void)
 int rdlt_server_bus_port(const rdlt_server *s)
 {
     return s->bus_port;
+}
+
+void rdlt_server_reconnect(rdlt_server *s)
+{
+    drop_ctx(s);
+}
+
+const char *rdlt_server_password(const rdlt_server *s)
+{
+    return s->password;
 }
 
 int rdlt_server_tls_port(const rdlt_server *s)

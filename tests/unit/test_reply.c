@@ -266,12 +266,76 @@ static void test_reply_sunsubscribe(void **state)
     assert_int_equal(rdl__reply_sunsubscribe(NULL, &chan, &chanlen), 0);
 }
 
+/* An array reply of two strings, as Sentinel and ROLE send. */
+static redisReply *pair(redisReply *el, redisReply **ptrs, redisReply *arr,
+                        const char *a, const char *b)
+{
+    el[0] = reply(REDIS_REPLY_STRING, a);
+    el[1] = reply(REDIS_REPLY_STRING, b);
+    ptrs[0] = &el[0];
+    ptrs[1] = &el[1];
+    *arr = reply(REDIS_REPLY_ARRAY, NULL);
+    arr->elements = 2;
+    arr->element = ptrs;
+    return arr;
+}
+
+static void test_reply_sentinel(void **state)
+{
+    redisReply el[2], *ptrs[2], arr, nil = reply(REDIS_REPLY_NIL, NULL);
+    char host[64];
+    int port = 0;
+    (void)state;
+
+    assert_int_equal(
+        rdl__reply_master_addr(pair(el, ptrs, &arr, "10.0.0.5", "6380"), host,
+                               sizeof(host), &port),
+        1);
+    assert_string_equal(host, "10.0.0.5");
+    assert_int_equal(port, 6380);
+    assert_int_equal(rdl__reply_master_addr(&nil, host, sizeof(host), &port),
+                     0);
+    assert_int_equal(rdl__reply_master_addr(pair(el, ptrs, &arr, "h", "0"),
+                                            host, sizeof(host), &port),
+                     -1);
+    assert_int_equal(rdl__reply_master_addr(pair(el, ptrs, &arr, "h", "7x"),
+                                            host, sizeof(host), &port),
+                     -1);
+    assert_int_equal(
+        rdl__reply_role_master(pair(el, ptrs, &arr, "master", "1")), 1);
+    assert_int_equal(rdl__reply_role_master(pair(el, ptrs, &arr, "slave", "h")),
+                     0);
+    assert_int_equal(rdl__reply_role_master(&nil), -1);
+
+#define EVENT(ch, msg)                                                         \
+    rdl__reply_sentinel_event(ch, strlen(ch), msg, strlen(msg), "mm", host,    \
+                              sizeof(host), &port)
+    assert_int_equal(EVENT("+switch-master", "mm 1.1.1.1 1 2.2.2.2 7002"), 1);
+    assert_string_equal(host, "2.2.2.2");
+    assert_int_equal(port, 7002);
+    assert_int_equal(EVENT("+promoted-slave",
+                           "slave 3.3.3.3:7003 3.3.3.3 7003 @ mm 1.1.1.1 1"),
+                     1);
+    assert_string_equal(host, "3.3.3.3");
+    assert_int_equal(port, 7003);
+    /* Another master's events, other channels, malformed payloads. */
+    assert_int_equal(EVENT("+switch-master", "mmm 1.1.1.1 1 2.2.2.2 7002"), 0);
+    assert_int_equal(EVENT("+promoted-slave",
+                           "slave 3.3.3.3:7003 3.3.3.3 7003 @ other 1.1.1.1 1"),
+                     0);
+    assert_int_equal(EVENT("+sdown", "mm 1.1.1.1 1 2.2.2.2 7002"), 0);
+    assert_int_equal(EVENT("+switch-master", "mm 1.1.1.1 1 2.2.2.2"), 0);
+    assert_int_equal(EVENT("+switch-master", "mm 1.1.1.1 1 2.2.2.2 70000"), 0);
+    assert_int_equal(EVENT("+switch-master", "mm 1 1 2.2.2.2 7 extra"), 0);
+#undef EVENT
+}
+
 static const struct CMUnitTest tests[] = {
-    RDLT_TEST(test_reply_redirects),       RDLT_TEST(test_reply_sunsubscribe),
-    RDLT_TEST(test_reply_error_words),     RDLT_TEST(test_reply_word_alone),
-    RDLT_TEST(test_reply_word_boundaries), RDLT_TEST(test_reply_other_errors),
-    RDLT_TEST(test_reply_non_errors),      RDLT_TEST(test_reply_messages),
-    RDLT_TEST(test_reply_binary_payload),
+    RDLT_TEST(test_reply_sentinel),     RDLT_TEST(test_reply_redirects),
+    RDLT_TEST(test_reply_sunsubscribe), RDLT_TEST(test_reply_error_words),
+    RDLT_TEST(test_reply_word_alone),   RDLT_TEST(test_reply_word_boundaries),
+    RDLT_TEST(test_reply_other_errors), RDLT_TEST(test_reply_non_errors),
+    RDLT_TEST(test_reply_messages),     RDLT_TEST(test_reply_binary_payload),
 };
 
 RDLT_MAIN(tests)

@@ -267,7 +267,62 @@ static void test_url_tls(void **state)
 }
 #endif
 
+/* redis+sentinel://: the sentinels (port 26379 by default), the master's
+ * name, a database, and the sentinels' own credentials in the query. */
+static void test_url_sentinel(void **state)
+{
+    char err[256] = "";
+    rdl__url u;
+    (void)state;
+    assert_int_equal(rdl__url_parse("redis+sentinel://:pw@a,b:5000/mymaster/2"
+                                    "?sentinel_user=su&sentinel_password=s%40p",
+                                    &u, err, sizeof(err)),
+                     0);
+    assert_true(u.sentinel);
+    assert_false(u.cluster);
+    assert_false(u.tls);
+    assert_int_equal(u.nseeds, 2);
+    assert_string_equal(u.seeds[0].host, "a");
+    assert_int_equal(u.seeds[0].port, 26379);
+    assert_string_equal(u.seeds[1].host, "b");
+    assert_int_equal(u.seeds[1].port, 5000);
+    assert_string_equal(u.master, "mymaster");
+    assert_int_equal(u.db, 2);
+    assert_null(u.user);
+    assert_string_equal(u.pass, "pw");
+    assert_string_equal(u.sentinel_user, "su");
+    assert_string_equal(u.sentinel_pass, "s@p");
+    rdl__url_clear(&u);
+    assert_null(u.master);
+    assert_false(u.sentinel);
+    assert_int_equal(
+        rdl__url_parse("redis+sentinel://[::1]:1/m", &u, err, sizeof(err)), 0);
+    assert_null(u.sentinel_pass);
+    assert_int_equal(u.db, 0);
+    rdl__url_clear(&u);
+    expect_bad("redis+sentinel://a:1", RDL_EINVAL);    /* no master */
+    expect_bad("redis+sentinel://a:1/", RDL_EINVAL);   /* empty name */
+    expect_bad("redis+sentinel://a:1//0", RDL_EINVAL); /* empty name */
+    expect_bad("redis+sentinel://a:1/m/x", RDL_EINVAL);
+    expect_bad("redis+sentinel://a:1/m?nope=1", RDL_EINVAL);
+    expect_bad("redis+sentinel://a:1/m?sentinel_user=u", RDL_EINVAL);
+    expect_bad("redis+sentinel://a:1/m?sentinel_password=%4", RDL_EINVAL);
+    expect_bad("redis://a:1/0?sentinel_password=p", RDL_EINVAL);
+    expect_bad("redis+sentinel://a:1,/m", RDL_EINVAL);
+    expect_bad("redis+sentinel://a:1/m#f", RDL_EINVAL);
+#ifdef RDL_WITH_TLS
+    assert_int_equal(
+        rdl__url_parse("rediss+sentinel://a/m", &u, err, sizeof(err)), 0);
+    assert_true(u.tls);
+    assert_true(u.sentinel);
+    rdl__url_clear(&u);
+#else
+    expect_bad("rediss+sentinel://a/m", RDL_ENOTSUP);
+#endif
+}
+
 static const struct CMUnitTest tests[] = {
+    RDLT_TEST(test_url_sentinel),
     RDLT_TEST(test_url_tls),
     RDLT_TEST(test_url_host_port_db),
     RDLT_TEST(test_url_credentials),

@@ -1,0 +1,347 @@
+/* Finding and following the master through the sentinels (DESIGN §16).
+ *
+ * A round asks the sentinels one at a time, the one that answered last
+ * first, with SENTINEL get-master-addr-by-name, until one names the master.
+ * The address is then confirmed with ROLE on the master's own command
+ * connection: a sentinel that has not yet noticed a failover names a
+ * replica, which ROLE shows, and the client asks again shortly. Until a
+ * master is confirmed, commands wait (router.c).
+ *
+ * Following: the client subscribes to +promoted-slave and +switch-master
+ * on every sentinel and moves as soon as one names a new master (see
+ * watch_all); the old master keeps accepting writes for seconds after a
+ * SENTINEL FAILOVER (until Sentinel reconfigures it), so waiting for its
+ * READONLY is not enough. As a backstop against a
+ * lost message or a sentinel that went away, a round runs every CHECK_MS,
+ * and at once when the master's connection drops or a command meets
+ * READONLY. A switch points the master's connections at the new address
+ * (rdl__conn_retarget): written commands fail as with any drop (outcome
+ * unknown, retried by request id), unsent ones follow; scripts are loaded
+ * again on NOSCRIPT, and the hub subscribes again and wakes its waiters.
+ *
+ * The first round settles the connect: RDL_ENOMASTER if a sentinel
+ * answered that it does not know the master's name, RDL_ECONNREFUSED
+ * naming each sentinel and what went wrong if none answered. */
+#include <stdio.h>
+#include <string.h>
+
+#include "sentinel_int.h"
+
+#define CHECK_MS 2000 /* a round with a confirmed master */
+#define RETRY_MS 100  /* a round after one that found no master */
+
+static void ask_next(rdl__sentinel *s);
+
+/* ---- timers ------------------------------------------------------------- */
+
+void rdl__sentinel_check_timer(uv_timer_t *t)
+{
+    rdl__sentinel_discover(t->data);
+}
+
+void rdl__sentinel_check_in(rdl__sentinel *s, uint64_t ms)
+{
+    if (s->closing)
+        return;
+    if (uv_is_active((uv_handle_t *)&s->check_timer) &&
+        uv_timer_get_due_in(&s->check_timer) <= ms)
+        return;
+    uv_timer_start(&s->check_timer, rdl__sentinel_check_timer, ms, 0);
+}
+
+/* ---- the first connect ---------------------------------------------------- */
+
+static void settle(rdl__sentinel *s, int status)
+{
+    if (status == 0)
+        s->started = 1;
+    s->base.ev->settled(s->base.ev_data, status);
+}
+
+static void note(rdl__sentinel *s, size_t i, const char *what)
+{
+    size_t n = strlen(s->why);
+    snprintf(s->why + n, sizeof(s->why) - n, "%s%s:%d (%s)", n ? ", " : "",
+             s->c->url.seeds[i].host, s->c->url.seeds[i].port, what);
+}
+
+/* Every sentinel was asked and none named the master. */
+static void round_failed(rdl__sentinel *s)
+{
+    int status = s->unknown > 0 ? RDL_ENOMASTER : RDL_ECONNREFUSED;
+    s->asking = 0;
+    if (s->unknown > 0)
+        rdl__errmsg_set(s->c, "no sentinel knows master \"%s\": %s", s->master,
+                        s->why);
+    else
+        rdl__errmsg_set(s->c,
+                        "no sentinel could be asked for master \"%s\": %s",
+                        s->master, s->why);
+    if (!s->started)
+        settle(s, status);
+    rdl__sentinel_check_in(s, RETRY_MS);
+}
+
+/* ---- the master ------------------------------------------------------------ */
+
+static void on_role(void *data, int status, const redisReply *r);
+
+static void confirm(rdl__sentinel *s)
+{
+    static const char *argv[1] = {"ROLE"};
+    s->confirmed = 0;
+    if (rdl__conn_sendv(s->cmd, 1, argv, NULL, on_role, s) != 0)
+        rdl__sentinel_check_in(s, RETRY_MS);
+}
+
+static void on_role(void *data, int status, const redisReply *r)
+{
+    rdl__sentinel *s = data;
+    int master;
+    if (s->closing)
+        return;
+    /* A ROLE written before a switch fails with the drop; one that was not
+     * written yet goes to the new address and confirms that. */
+    if (status != 0) {
+        rdl__sentinel_check_in(s, RETRY_MS);
+        return;
+    }
+    master = rdl__reply_role_master(r);
+    if (master != 1) {
+        /* The sentinel's view is behind: ask again shortly. */
+        rdl__errmsg_set(s->c, "%s is not a master (yet)",
+                        rdl__conn_addr(s->cmd));
+        rdl__sentinel_check_in(s, RETRY_MS);
+        return;
+    }
+    s->confirmed = 1;
+    if (!s->started)
+        settle(s, 0);
+    rdl__sentinel_flush(s);
+    rdl__sentinel_check_in(s, CHECK_MS);
+}
+
+/* A sentinel named host:port as the master. */
+static void switch_to(rdl__sentinel *s, const char *host, int port)
+{
+    char *h;
+    int same = s->host != NULL && strcmp(s->host, host) == 0 && s->port == port;
+    if (same && s->confirmed) {
+        rdl__sentinel_check_in(s, CHECK_MS);
+        return;
+    }
+    if (!same) {
+        h = rdl__strdup(host);
+        if (h == NULL) {
+            rdl__sentinel_check_in(s, RETRY_MS);
+            return;
+        }
+        rdl__free(s->host);
+        s->host = h;
+        s->port = port;
+        s->confirmed = 0;
+        /* The drop that moving causes is not a failure to react to. */
+        s->switching = 1;
+        if (rdl__conn_retarget(s->cmd, host, port) != 0 ||
+            (s->sub != NULL && rdl__conn_retarget(s->sub, host, port) != 0)) {
+            s->switching = 0;
+            rdl__sentinel_check_in(s, RETRY_MS);
+            return;
+        }
+        s->switching = 0;
+    }
+    confirm(s);
+}
+
+static void on_master_ready(rdl__conn *cn, void *data)
+{
+    (void)cn;
+    (void)data;
+}
+
+/* The master's connection dropped or could not be made: maybe a failover.
+ * Before the first connect it settles it, as with one server. */
+static void on_master_down(rdl__conn *cn, int status, void *data)
+{
+    rdl__sentinel *s = data;
+    (void)cn;
+    if (s->closing || s->switching)
+        return;
+    if (!s->started && !s->asking)
+        settle(s, status);
+    rdl__sentinel_discover(s);
+}
+
+const rdl__conn_events rdl__sentinel_master_events = {
+    on_master_ready, on_master_down, NULL, NULL};
+
+/* ---- watching the sentinels' events ------------------------------------- */
+
+static void on_event(rdl__conn *cn, const redisReply *r, void *data)
+{
+    rdl__sentinel *s = data;
+    const char *ch, *msg;
+    size_t chl, msgl;
+    char host[256];
+    int port;
+    (void)cn;
+    if (s->closing || !rdl__reply_message(r, &ch, &chl, &msg, &msgl))
+        return;
+    if (rdl__reply_sentinel_event(ch, chl, msg, msgl, s->master, host,
+                                  sizeof(host), &port))
+        switch_to(s, host, port);
+}
+
+static void on_watch_ready(rdl__conn *cn, void *data)
+{
+    static const char *sw[2] = {"SUBSCRIBE", "+switch-master"};
+    static const char *pr[2] = {"SUBSCRIBE", "+promoted-slave"};
+    (void)data;
+    /* After each (re)connect; a failure shows as a drop. One channel per
+     * SUBSCRIBE: each channel is confirmed by a reply of its own, and the
+     * connection pairs one reply with one command. */
+    (void)rdl__conn_sendv(cn, 2, sw, NULL, NULL, NULL);
+    (void)rdl__conn_sendv(cn, 2, pr, NULL, NULL, NULL);
+}
+
+static const rdl__conn_events watch_events = {on_watch_ready, NULL, on_event,
+                                              NULL};
+
+static rdl__conn *sentinel_conn(rdl__sentinel *s, size_t i, rdl__conn_role role,
+                                const rdl__conn_events *ev)
+{
+    const rdl__url *u = &s->c->url;
+    rdl__conn *cn =
+        rdl__conn_new(s->c, role, u->seeds[i].host, u->seeds[i].port, ev, s);
+    if (cn != NULL)
+        rdl__conn_set_login(cn, u->sentinel_user, u->sentinel_pass, 0);
+    return cn;
+}
+
+/* Listens to every sentinel, not only the one that answered: the
+ * failover's leader, whichever it is, tells at once that its replica was
+ * promoted (+promoted-slave); the others say so only when the failover
+ * ends (+switch-master), seconds later, while the old master still takes
+ * writes that its demotion will throw away. A sentinel that is down is
+ * redialled by its connection, with backoff. */
+static void watch_all(rdl__sentinel *s)
+{
+    size_t i;
+    for (i = 0; i < s->nsentinels; i++) {
+        if (s->watch[i] != NULL)
+            continue;
+        s->watch[i] = sentinel_conn(s, i, RDL__CONN_SUB, &watch_events);
+        if (s->watch[i] != NULL)
+            rdl__conn_start(s->watch[i]);
+    }
+}
+
+void rdl__sentinel_close_watchers(rdl__sentinel *s)
+{
+    size_t i;
+    for (i = 0; i < s->nsentinels; i++) {
+        if (s->watch != NULL)
+            rdl__conn_close(s->watch[i]);
+        if (s->sconn != NULL)
+            rdl__conn_close(s->sconn[i]);
+    }
+}
+
+/* ---- rounds ----------------------------------------------------------------- */
+
+static void on_addr(void *data, int status, const redisReply *r)
+{
+    rdl__sentinel *s = data;
+    size_t i = (s->next + s->nsentinels - 1) % s->nsentinels;
+    char host[256];
+    int port, got;
+
+    if (s->closing)
+        return;
+    if (status == RDL_ECLOSED) {
+        ask_next(s); /* closed by on_sentinel_down, which noted why */
+        return;
+    }
+    if (status != 0) {
+        note(s, i,
+             r != NULL && r->type == REDIS_REPLY_ERROR ? r->str
+                                                       : rdl_strerror(status));
+        ask_next(s);
+        return;
+    }
+    got = rdl__reply_master_addr(r, host, sizeof(host), &port);
+    if (got != 1) {
+        note(s, i, got == 0 ? "does not know the master" : "odd reply");
+        s->unknown += got == 0;
+        ask_next(s);
+        return;
+    }
+    s->asking = 0;
+    s->good = i;
+    watch_all(s);
+    switch_to(s, host, port);
+    if (s->again) {
+        s->again = 0;
+        rdl__sentinel_check_in(s, RETRY_MS);
+    }
+}
+
+/* A sentinel's connection failed: if it is being asked, the round moves on
+ * to the next one now rather than after the command timeout. The
+ * connection is closed (its question fails with RDL_ECLOSED) and made
+ * again when the sentinel is next asked, so a dead sentinel is not
+ * redialled in the background. */
+static void on_sentinel_down(rdl__conn *cn, int status, void *data)
+{
+    rdl__sentinel *s = data;
+    size_t i;
+    (void)status;
+    for (i = 0; i < s->nsentinels && s->sconn[i] != cn; i++)
+        ;
+    if (i == s->nsentinels || s->closing)
+        return;
+    if (s->asking && (s->next + s->nsentinels - 1) % s->nsentinels == i)
+        note(s, i, rdl__errmsg_get(s->c));
+    s->sconn[i] = NULL;
+    rdl__conn_close(cn);
+}
+
+static const rdl__conn_events ask_events = {NULL, on_sentinel_down, NULL, NULL};
+
+static void ask_next(rdl__sentinel *s)
+{
+    const char *argv[3] = {"SENTINEL", "get-master-addr-by-name", s->master};
+    size_t i;
+    if (s->tried == s->nsentinels) {
+        round_failed(s);
+        return;
+    }
+    i = s->next;
+    s->next = (s->next + 1) % s->nsentinels;
+    s->tried++;
+    if (s->sconn[i] == NULL)
+        s->sconn[i] = sentinel_conn(s, i, RDL__CONN_CMD, &ask_events);
+    if (s->sconn[i] == NULL ||
+        rdl__conn_sendv(s->sconn[i], 3, argv, NULL, on_addr, s) != 0) {
+        note(s, i, "out of memory");
+        ask_next(s);
+    }
+}
+
+void rdl__sentinel_discover(rdl__sentinel *s)
+{
+    if (s->closing)
+        return;
+    if (s->asking) {
+        s->again = 1;
+        return;
+    }
+    uv_timer_stop(&s->check_timer);
+    s->asking = 1;
+    s->again = 0;
+    s->tried = 0;
+    s->unknown = 0;
+    s->why[0] = '\0';
+    s->next = s->good;
+    ask_next(s);
+}

@@ -1,0 +1,225 @@
+/* A throwaway Sentinel deployment for the sentinel tests: a master, two
+ * replicas and three sentinels, all from rdlt_server_start_*() (so they die
+ * with the test process), on free loopback ports (rdlt.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rdlt.h"
+
+struct rdlt_sentinel {
+    rdlt_server *data[RDLT_SENTINEL_DATA];
+    rdlt_server *sentinel[RDLT_SENTINELS];
+    char url[256];
+};
+
+/* SENTINEL MASTER's reply is a flat field/value list: the value of one. */
+static long long master_field(rdlt_server *s, const char *field)
+{
+    redisReply *r = rdlt_cmd(s, "SENTINEL MASTER " RDLT_SENTINEL_NAME);
+    long long v = -1;
+    size_t i;
+    for (i = 0; r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements; i += 2)
+        if (strcmp(r->element[i]->str, field) == 0)
+            v = strtoll(r->element[i + 1]->str, NULL, 10);
+    freeReplyObject(r);
+    return v;
+}
+
+/* The port a sentinel names as the master, or -1. */
+static int reported_port(rdlt_server *s)
+{
+    redisReply *r =
+        rdlt_cmd(s, "SENTINEL GET-MASTER-ADDR-BY-NAME " RDLT_SENTINEL_NAME);
+    int port = -1;
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 2)
+        port = atoi(r->element[1]->str);
+    freeReplyObject(r);
+    return port;
+}
+
+/* ROLE says master? On a connection of its own: a failover closes the
+ * clients of the nodes whose role changes, rdlt_cmd()'s among them. */
+static int is_master(rdlt_server *s)
+{
+    struct timeval tv = {2, 0};
+    redisContext *ctx =
+        redisConnectWithTimeout("127.0.0.1", rdlt_server_port(s), tv);
+    redisReply *r = NULL;
+    int yes = 0;
+    if (ctx != NULL && !ctx->err) {
+        const char *pw = rdlt_server_password(s);
+        if (pw != NULL)
+            freeReplyObject(redisCommand(ctx, "AUTH %s", pw));
+        r = redisCommand(ctx, "ROLE");
+    }
+    yes = r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
+          strcmp(r->element[0]->str, "master") == 0;
+    if (r != NULL)
+        freeReplyObject(r);
+    if (ctx != NULL)
+        redisFree(ctx);
+    return yes;
+}
+
+rdlt_sentinel *rdlt_sentinel_start(const char *password)
+{
+    rdlt_sentinel *sn = calloc(1, sizeof(*sn));
+    /* No 5 s wait for more replicas before a full sync (7.0's default). */
+    const char *data[7] = {"--repl-diskless-sync-delay",
+                           "0",
+                           "--requirepass",
+                           password,
+                           "--masterauth",
+                           password,
+                           NULL};
+    const char *replica[12];
+    char port[16], conf[512];
+    int i, n;
+    int64_t deadline;
+
+    assert_non_null(sn);
+    rdlt_defer(free, sn);
+    if (password == NULL)
+        data[2] = NULL;
+    sn->data[0] = rdlt_server_start_args(data);
+    snprintf(port, sizeof(port), "%d", rdlt_server_port(sn->data[0]));
+    n = 0;
+    replica[n++] = "--replicaof";
+    replica[n++] = "127.0.0.1";
+    replica[n++] = port;
+    for (i = 0; data[i] != NULL; i++)
+        replica[n++] = data[i];
+    replica[n] = NULL;
+    for (i = 1; i < RDLT_SENTINEL_DATA; i++)
+        sn->data[i] = rdlt_server_start_args(replica);
+    /* A short down-after keeps failover tests to a few seconds. */
+    n = snprintf(conf, sizeof(conf),
+                 "sentinel monitor " RDLT_SENTINEL_NAME " 127.0.0.1 %s 2\n"
+                 "sentinel down-after-milliseconds " RDLT_SENTINEL_NAME
+                 " 1000\n"
+                 "sentinel failover-timeout " RDLT_SENTINEL_NAME " 5000\n",
+                 port);
+    if (password != NULL)
+        snprintf(conf + n, sizeof(conf) - (size_t)n,
+                 "sentinel auth-pass " RDLT_SENTINEL_NAME " %s\n", password);
+    {
+        static const char *const mode[2] = {"--sentinel", NULL};
+        for (i = 0; i < RDLT_SENTINELS; i++)
+            sn->sentinel[i] = rdlt_server_start_conf(conf, mode);
+    }
+    snprintf(sn->url, sizeof(sn->url),
+             "redis+sentinel://"
+             "%s%s%s127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/" RDLT_SENTINEL_NAME,
+             password != NULL ? ":" : "", password != NULL ? password : "",
+             password != NULL ? "@" : "", rdlt_server_port(sn->sentinel[0]),
+             rdlt_server_port(sn->sentinel[1]),
+             rdlt_server_port(sn->sentinel[2]));
+    /* Ready when both replicas are in sync, and every sentinel knows both
+     * replicas and the others. */
+    deadline = rdlt_now_ms() + 30000;
+    for (i = 1; i < RDLT_SENTINEL_DATA;) {
+        redisReply *r = rdlt_cmd(sn->data[i], "INFO replication");
+        int up = strstr(r->str, "master_link_status:up") != NULL;
+        freeReplyObject(r);
+        if (up) {
+            i++;
+            continue;
+        }
+        if (rdlt_now_ms() > deadline)
+            fail_msg("rdlt: the replicas did not sync in 30 s");
+        rdlt_sleep_ms(20);
+    }
+    for (i = 0; i < RDLT_SENTINELS;) {
+        if (master_field(sn->sentinel[i], "num-slaves") == 2 &&
+            master_field(sn->sentinel[i], "num-other-sentinels") == 2) {
+            i++;
+            continue;
+        }
+        if (rdlt_now_ms() > deadline)
+            fail_msg("rdlt: the sentinels did not see the deployment in 30 s");
+        rdlt_sleep_ms(50);
+    }
+    return sn;
+}
+
+const char *rdlt_sentinel_url(const rdlt_sentinel *sn)
+{
+    return sn->url;
+}
+
+rdlt_server *rdlt_sentinel_data(rdlt_sentinel *sn, int i)
+{
+    assert_true(i >= 0 && i < RDLT_SENTINEL_DATA);
+    return sn->data[i];
+}
+
+rdlt_server *rdlt_sentinel_node(rdlt_sentinel *sn, int i)
+{
+    assert_true(i >= 0 && i < RDLT_SENTINELS);
+    return sn->sentinel[i];
+}
+
+rdlt_server *rdlt_sentinel_master(rdlt_sentinel *sn)
+{
+    int i, j, port;
+    for (i = 0; i < RDLT_SENTINELS; i++) {
+        if (!rdlt_server_running(sn->sentinel[i]))
+            continue;
+        port = reported_port(sn->sentinel[i]);
+        for (j = 0; j < RDLT_SENTINEL_DATA; j++)
+            if (rdlt_server_port(sn->data[j]) == port)
+                return sn->data[j];
+    }
+    fail_msg("rdlt: no sentinel names a master of the deployment");
+    return NULL;
+}
+
+rdlt_server *rdlt_sentinel_wait_switch(rdlt_sentinel *sn, rdlt_server *old,
+                                       int64_t timeout_ms)
+{
+    int64_t deadline = rdlt_now_ms() + timeout_ms;
+    for (;;) {
+        rdlt_server *m = NULL;
+        int i, agree = 1, port = -1;
+        for (i = 0; i < RDLT_SENTINELS && agree; i++) {
+            int p;
+            if (!rdlt_server_running(sn->sentinel[i]))
+                continue;
+            p = reported_port(sn->sentinel[i]);
+            agree = port < 0 || p == port;
+            port = p;
+        }
+        for (i = 0; agree && i < RDLT_SENTINEL_DATA; i++)
+            if (rdlt_server_port(sn->data[i]) == port)
+                m = sn->data[i];
+        if (m != NULL && m != old && rdlt_server_running(m) && is_master(m)) {
+            /* The switch closed the clients of the nodes that changed
+             * role, rdlt_cmd()'s included. */
+            for (i = 0; i < RDLT_SENTINEL_DATA; i++)
+                rdlt_server_reconnect(sn->data[i]);
+            return m;
+        }
+        if (rdlt_now_ms() > deadline)
+            fail_msg("rdlt: no new master within %lld ms",
+                     (long long)timeout_ms);
+        rdlt_sleep_ms(50);
+    }
+}
+
+rdlt_server *rdlt_sentinel_failover(rdlt_sentinel *sn)
+{
+    rdlt_server *old = rdlt_sentinel_master(sn);
+    int i;
+    for (i = 0; i < RDLT_SENTINELS; i++) {
+        redisReply *r;
+        if (!rdlt_server_running(sn->sentinel[i]))
+            continue;
+        r = rdlt_cmd(sn->sentinel[i], "SENTINEL FAILOVER " RDLT_SENTINEL_NAME);
+        if (r->type == REDIS_REPLY_ERROR)
+            fail_msg("rdlt: SENTINEL FAILOVER: %s", r->str);
+        freeReplyObject(r);
+        break;
+    }
+    return rdlt_sentinel_wait_switch(sn, old, 20000);
+}
