@@ -712,6 +712,36 @@ static void test_fair_leave_passes_grant_on(void **state)
     assert_int_equal(rdlt_info(l, A).locked, 0);
 }
 
+/* Waiters that leave from the front move the queue's front past their
+ * holes, so no later scan reads them again: 10,000 waiters leaving in
+ * order cost O(1) each, where every leave used to scan all the holes the
+ * earlier ones left (the fair-queue figure's teardown did not finish). */
+static void test_fair_leaves_move_the_front(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s);
+    rdl_lock_t *l = fair(c, "holes");
+    char v[64];
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 10000));
+    freeReplyObject(acquire_as(s, "holes", "w1", "q1"));
+    freeReplyObject(acquire_as(s, "holes", "w2", "q2"));
+    freeReplyObject(acquire_as(s, "holes", "w3", "q3"));
+    freeReplyObject(
+        run_as(s, "fair_leave", "holes", "w1", "publish rdl:fair.ch:{holes}"));
+    freeReplyObject(
+        run_as(s, "fair_leave", "holes", "w2", "publish rdl:fair.ch:{holes}"));
+    field(s, "holes", "qh", v, sizeof(v));
+    assert_string_equal(v, "3");
+    field(s, "holes", "qn", v, sizeof(v));
+    assert_string_equal(v, "1");
+    assert_int_equal(waiters(l), 1);
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+    field(s, "holes", "o", v, sizeof(v));
+    assert_string_equal(v, "w3");
+}
+
 static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_fair_reentrant_tokens_info),
     RDLT_TEST(test_fair_no_barging_and_purge),
@@ -724,6 +754,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_fair_info_position),
     RDLT_TEST(test_fair_grant_confirm_retried),
     RDLT_TEST(test_fair_leave_passes_grant_on),
+    RDLT_TEST(test_fair_leaves_move_the_front),
 };
 
 RDLT_MAIN(tests)
