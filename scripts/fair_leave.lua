@@ -23,19 +23,28 @@ local now, us = fair_clock()
 local e = tonumber(h[5] or '0')
 local set = {}
 
--- Removes the leaver's entry; returns its rank among the first three live
--- entries (nil if further back or lapsed) and those entries.
+-- Removes the leaver's entry, and the lapsed ones met at the front;
+-- returns its rank among the first three live entries (nil if further
+-- back or lapsed) and those entries.
 local function remove()
-    local live = fairq_front(KEYS[1], h[6], h[7], now, 3)
-    local rank
+    local live, drop, rest = fairq_front(KEYS[1], h[6], h[7], now, 3)
+    local rank, mine = nil, 's:' .. h[10]
     for i = 1, #live do
         if live[i].owner == me then
             rank = i
         end
     end
-    redis.call('HDEL', KEYS[1], 's:' .. h[10], 'q:' .. me)
-    h[8] = tonumber(h[8]) - 1
-    set = {'qn', h[8]}
+    for i = 1, #drop, 2 do
+        if drop[i] == mine then
+            rank = 0 -- lapsed, and dropped with the others
+        end
+    end
+    if not rank then
+        drop[#drop + 1] = mine
+        drop[#drop + 1] = 'q:' .. me
+    end
+    fairq_pop(KEYS[1], live, drop, rest, rank or 0, tonumber(h[8]), set)
+    h[6], h[8] = set[2], set[4] -- set was empty: {'qh', qh, 'qn', qn}
     return rank, live
 end
 

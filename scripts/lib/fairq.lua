@@ -92,19 +92,23 @@ local function fairq_front(key, qh, qt, now, want)
     return live, drop, h
 end
 
--- Takes the first k live entries (k = 0 or 1) and the lapsed ones in
--- `drop` out of the queue; qh and qn go into the caller's HSET.
+-- Takes live[k] (none if k is 0) and the lapsed entries in `drop` out of
+-- the queue, and moves qh to the first entry left, past the holes that
+-- leaves made, so no scan meets them twice; qh and qn go into the
+-- caller's HSET.
 local function fairq_pop(key, live, drop, rest, k, qn, set)
     if k > 0 then
-        drop[#drop + 1] = 's:' .. live[1].seq
-        drop[#drop + 1] = 'q:' .. live[1].owner
+        drop[#drop + 1] = 's:' .. live[k].seq
+        drop[#drop + 1] = 'q:' .. live[k].owner
     end
     if #drop > 0 then
         redis.call('HDEL', key, unpack(drop))
     end
     local qh = rest
-    if live[k + 1] then
-        qh = live[k + 1].seq
+    if live[1] and k ~= 1 then
+        qh = live[1].seq
+    elseif live[2] then
+        qh = live[2].seq
     end
     set[#set + 1] = 'qh'
     set[#set + 1] = qh
