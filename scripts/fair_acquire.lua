@@ -1,14 +1,12 @@
--- fair_acquire: one try to take, re-enter or queue for a fair lock.
+-- fair_acquire: one try to take, confirm, re-enter or queue for a fair
+-- lock.
 --
--- KEYS[1]  hold   hash {o, n, t, r}, as in lock_acquire; PTTL = lease
--- KEYS[2]  fence  hash {t, r}, as in lock_acquire
--- KEYS[3]  queue  sorted set: waiting owner -> place (enqueue order)
--- KEYS[4]  expiry sorted set: waiting owner -> server time (ms) at which
---                 its entry is dead unless renewed (fair_touch)
+-- KEYS[1]  lock hash, the lock's only key (lib/fairq: hold, queue,
+--          applied set); its PTTL outlives the hold and the queue
 -- ARGV[1]  owner string
 -- ARGV[2]  lease in ms
 -- ARGV[3]  request id; a retry sends the same id
--- ARGV[4]  retention of the fence key after the lease, in ms
+-- ARGV[4]  retention of the hash after the hold, in ms
 -- ARGV[5]  queue lease in ms: how long the caller's queue entry lives
 -- ARGV[6]  "wait": queue the caller if it cannot have the lock now;
 --          "try": do not queue (a one-shot try)
@@ -18,129 +16,144 @@
 -- Replies  {1, token, count}    acquired (count 1) or re-entered
 --          {0, sleep, position} not acquired: sleep at most `sleep` ms
 --                               (-1: no bound known) before trying again;
---                               position is the caller's place in the
---                               queue (1: next), 0 if not queued
+--                               position > 0 if the caller is queued (its
+--                               place, counting entries that may have
+--                               lapsed unseen), 0 if not
 --
 -- The lock goes to the head of the queue: a newcomer takes it only when
--- the queue is empty. Entries are ordered by arrival at Redis and expire
--- by server time, so client clocks play no part. Every call first purges
--- up to 64 dead entries, wherever they stand (amortised O(1) per entry);
--- every other step is O(log n) in the queue length.
---
--- Who watches whom: the head waits for the holder (its sleep is capped by
--- the holder's lease, and the release names it in a message); the second
--- waits for the head (its sleep is capped by the head's entry expiry, so
--- a dead head is purged within a queue lease); the others wait for a
--- message. When a script changes who is first or second, it names the new
--- one in a message (see tell() below), so a waiter learns of its new duty.
---@include second
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local before = redis.call('ZRANGE', KEYS[3], 0, 1)
-local dead = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, 64)
-if #dead > 0 then
-    redis.call('ZREM', KEYS[4], unpack(dead))
-    redis.call('ZREM', KEYS[3], unpack(dead))
+-- no live entry waits. A release hands the lock to the head in its own
+-- script (a grant, count 0); the head's next try finds its owner there and
+-- confirms it with its lease and request id, so a retry of the confirming
+-- try answers as the first did. A free lock that a try finds with a live
+-- head waiting (the holder's lease ran out) is handed to the head here in
+-- the same way. Who watches whom: lib/fairq.
+-- Hand-off: the head's confirm is 3 commands (HMGET, TIME, HSET), the
+-- releaser's queueing try 3 (HMGET, TIME, HSET).
+--@include waiters
+--@include fairq
+local me, lease, keep = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[4])
+local h = redis.call('HMGET', KEYS[1], 'o', 'n', 't', 'r', 'e', 'qh', 'qt',
+    'qn', 'x', 'q:' .. me)
+if h[1] == me and h[4] == ARGV[3] then
+    return {1, tonumber(h[3]), tonumber(h[2])}
 end
+local now, us = fair_clock()
+local e = tonumber(h[5] or '0')
 
--- Names the new head and the new second waiter, if they changed and are
--- not the caller (who has its reply). A new head is told even while the
--- lock is held: as the second it slept on the old head's entry, and now it
--- must watch the holder's lease instead (its try says how long that is).
--- Else a holder whose lease runs out, which publishes nothing, left it
--- asleep on the wrong deadline while the lock was free.
-local function tell()
-    local after = redis.call('ZRANGE', KEYS[3], 0, 1)
-    if after[1] and after[1] ~= before[1] and after[1] ~= ARGV[1] then
-        redis.pcall(ARGV[7], ARGV[8], after[1])
+-- Confirms a grant (count 0) or re-enters. Re-entering never shortens the
+-- hold. A confirm sets the lease the caller asked for; if that ends before
+-- the grant would have, the first waiter, which watched the grant's end,
+-- is told the sooner one.
+local function mine()
+    local n = tonumber(h[2]) + 1
+    local until_ms = now + lease
+    if n > 1 then
+        until_ms = math.max(e, until_ms)
     end
-    if after[2] and after[2] ~= before[2] and after[2] ~= ARGV[1] then
-        tell_second(KEYS[4], ARGV[7], ARGV[8], after[2], after[1], now)
+    local set = {'n', n, 'r', ARGV[3], 'e', string.format('%d', until_ms)}
+    fair_hset(KEYS[1], set, fair_keep(h[9], until_ms, now, keep, set))
+    if until_ms < e then
+        local first = fairq_front(KEYS[1], h[6], h[7], now, 1)[1]
+        if first then
+            redis.pcall(ARGV[7], ARGV[8], first.owner .. '|' .. lease)
+        end
     end
-end
-
-local lease = tonumber(ARGV[2])
-local h = redis.call('HMGET', KEYS[1], 'o', 'n', 't', 'r')
-
-if h[1] == ARGV[1] then
-    if h[4] == ARGV[3] then
-        return {1, tonumber(h[3]), tonumber(h[2])}
-    end
-    local n = redis.call('HINCRBY', KEYS[1], 'n', 1)
-    redis.call('HSET', KEYS[1], 'r', ARGV[3])
-    if redis.call('PTTL', KEYS[1]) < lease then
-        redis.call('PEXPIRE', KEYS[1], lease)
-    end
-    tell()
     return {1, tonumber(h[3]), n}
 end
 
--- Queues the caller (or renews its entry); returns its place.
-local function queue()
-    if ARGV[6] ~= 'wait' then
-        return 0
-    end
-    if not redis.call('ZSCORE', KEYS[3], ARGV[1]) then
-        local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
-        local place = 1
-        if last[2] then
-            place = tonumber(last[2]) + 1
-        end
-        redis.call('ZADD', KEYS[3], place, ARGV[1])
-    end
-    redis.call('ZADD', KEYS[4], now + tonumber(ARGV[5]), ARGV[1])
-    -- The sets live as long as their youngest entry, so a queue whose
-    -- waiters all died goes away by itself (fair_touch keeps this up).
-    for _, k in ipairs({KEYS[3], KEYS[4]}) do
-        if redis.call('PTTL', k) < tonumber(ARGV[5]) then
-            redis.call('PEXPIRE', k, ARGV[5])
-        end
-    end
-    return redis.call('ZRANK', KEYS[3], ARGV[1]) + 1
+if h[1] == me and e > now then
+    return mine()
 end
 
--- Milliseconds until the head's entry expires (at least 1).
-local function head_left(head)
-    local left = tonumber(redis.call('ZSCORE', KEYS[4], head) or now) - now
-    if left < 1 then
-        return 1
+local set, qn, pttl = {}, tonumber(h[8] or '0'), nil
+
+-- The lock is free and the caller is first (or nobody waits): it takes
+-- the lock, and leaves the queue if it was in it.
+local function take(live, drop, rest)
+    if qn > 0 then
+        fairq_pop(KEYS[1], live, drop, rest, live[1] and 1 or 0, qn, set)
     end
-    return left
+    local token = fair_token(h[3], us)
+    local n = #set
+    set[n + 1], set[n + 2], set[n + 3], set[n + 4] = 'o', me, 'n', 1
+    set[n + 5], set[n + 6], set[n + 7], set[n + 8] = 't', token, 'r', ARGV[3]
+    set[n + 9], set[n + 10] = 'e', string.format('%d', now + lease)
+    fair_hset(KEYS[1], set, fair_keep(h[9], now + lease, now, keep, set))
+    if live[1] then
+        fairq_tell(live, now + lease, now, me, ARGV[7], ARGV[8])
+    end
+    return {1, tonumber(token), 1}
 end
 
-local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
-if h[1] or (head and head ~= ARGV[1]) then
-    local pos = queue()
-    local sleep = -1
-    if h[1] then
-        sleep = redis.call('PTTL', KEYS[1])
+-- The caller's duty while it waits (see lib/fairq): its sleep bound.
+local function duty(rank, live)
+    if rank == 1 then
+        return e - now
     end
-    head = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
-    if head and head ~= ARGV[1] and (pos == 2 or not h[1]) then
-        local left = head_left(head)
-        if pos == 2 and (sleep < 0 or left < sleep) then
-            sleep = left
-        elseif not h[1] and pos ~= 2 then
-            sleep = -1
+    if rank == 2 and live[1] then
+        return math.min(e, live[1].lapse) - now
+    end
+    return -1
+end
+
+-- Queues the caller at the back, or keeps its place if its entry lives.
+-- Returns its place (an upper bound past the second) and its sleep.
+local function queue(live)
+    if h[10] then
+        for i = 1, #live do
+            if live[i].owner == me then
+                return i, duty(i, live)
+            end
+        end
+        local v = redis.call('HGET', KEYS[1], 's:' .. h[10])
+        if v and tonumber(string.match(v, '^(%d+):')) > now then
+            return qn, -1
+        end
+        -- Lapsed: not brought back, but queued again at the back (the scan
+        -- above may have dropped it already).
+        if v then
+            redis.call('HDEL', KEYS[1], 's:' .. h[10])
+            qn = qn - 1
         end
     end
-    tell()
-    return {0, sleep, pos}
+    local k = tonumber(h[7] or '0') + 1
+    local lapse = now + tonumber(ARGV[5])
+    local n = #set
+    set[n + 1] = 's:' .. k
+    set[n + 2] = string.format('%d', lapse) .. ':' .. me
+    set[n + 3], set[n + 4], set[n + 5], set[n + 6] = 'q:' .. me, k, 'qt', k
+    set[n + 7], set[n + 8] = 'qn', qn + 1
+    pttl = fair_keep(h[9], math.max(lapse, e), now, keep, set)
+    if qn == 1 and not live[1] then
+        live = fairq_front(KEYS[1], h[6], h[7], now, 1)
+        if not live[1] then
+            return 1, duty(1, live)
+        end
+    end
+    return qn + 1, duty(qn + 1, live)
 end
 
-if head then
-    redis.call('ZREM', KEYS[3], ARGV[1])
-    redis.call('ZREM', KEYS[4], ARGV[1])
+local held = h[1] and h[1] ~= '' and e > now
+local live, drop, rest = {}, {}, nil
+if qn > 0 and (not held or h[10]) then
+    live, drop, rest = fairq_front(KEYS[1], h[6], h[7], now, 3)
 end
-local token = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local last = tonumber(redis.call('HGET', KEYS[2], 't') or '0')
-if token <= last then
-    token = last + 1
+if not held then
+    if not live[1] or live[1].owner == me then
+        return take(live, drop, rest)
+    end
+    fairq_pop(KEYS[1], live, drop, rest, 1, qn, set)
+    e = fairq_grant(live[1], h[3], us, set)
+    qn = qn - #drop / 2 -- drop now holds the head's fields too
+    redis.pcall(ARGV[7], ARGV[8], live[1].owner)
+    fairq_tell(live, e, now, me, ARGV[7], ARGV[8])
+    table.remove(live, 1)
 end
-local ts = string.format('%d', token)
-redis.call('HSET', KEYS[1], 'o', ARGV[1], 'n', 1, 't', ts, 'r', ARGV[3])
-redis.call('PEXPIRE', KEYS[1], lease)
-redis.call('HSET', KEYS[2], 't', ts)
-redis.call('PEXPIRE', KEYS[2], lease + tonumber(ARGV[4]))
-tell()
-return {1, token, 1}
+local pos, sleep = 0, e - now
+if ARGV[6] == 'wait' then
+    pos, sleep = queue(live)
+end
+if #set > 0 then
+    fair_hset(KEYS[1], set, pttl)
+end
+return {0, sleep, pos}

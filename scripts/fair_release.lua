@@ -1,38 +1,49 @@
 -- fair_release: releases one level of an owner's hold of a fair lock, and
 -- hands the lock to the head of the queue when it is free.
 --
--- KEYS[1..4] hold, fence, queue, expiry, as in fair_acquire; the fence
---          also holds the applied set, as in lock_release
+-- KEYS[1]  lock hash, as in fair_acquire
 -- ARGV[1]  owner string
 -- ARGV[2]  request id; a retry sends the same id
 -- ARGV[3]  publish command: "publish" or "spublish"
 -- ARGV[4]  channel of the lock
--- ARGV[5]  retention of the fence key, in ms
+-- ARGV[5]  retention of the hash once free, in ms
 -- ARGV[6]  how long the applied set remembers a request, in ms
 -- ARGV[7]  "" or an acquire request: release only if the hold's last
 --          request is that one (undo of a cancelled or unknown acquisition)
+-- (ARGV[1..7] are the same for every kind's release: src/lock/release.c)
 --
 -- Replies  {1, count}  released one level; count levels remain (0: freed,
---                      and the head of the queue, if any, was told by a
---                      message that carries its owner string)
+--                      and granted to the first live waiter, if any, which
+--                      was named in a message)
 --          {0}         the owner does not hold the lock (nothing changed)
 --
--- Retries are idempotent as in lock_release.
+-- Retries are idempotent as in lock_release (one applied record per owner
+-- in the hash). A free lock goes straight to the head (lib/fairq:
+-- fairq_handoff): its try then only confirms, so no newcomer can take the
+-- lock in between and the head's wake-up costs one round trip. A
+-- hand-off is 7 commands (HMGET, TIME, HMGET of the front, HDEL, HSET,
+-- PUBLISH to the head, PUBLISH of the new second's deadline).
 --@include applied
---@include second
+--@include waiters
+--@include fairq
 
-local h = redis.call('HMGET', KEYS[1], 'o', 'n', 'r', 't')
+local me = ARGV[1]
+local h = redis.call('HMGET', KEYS[1], 'o', 'n', 't', 'r', 'e', 'qh', 'qt',
+    'qn', 'x', 'dn', 'dp', 'g', 'gs', 'd:' .. me)
+local now, us = fair_clock()
 
-if h[1] ~= ARGV[1] then
-    if redis.call('HEXISTS', KEYS[2], 'd:' .. ARGV[2]) == 1 then
+-- A grant not yet confirmed (count 0) is not held, nor is a hold whose
+-- lease ran out.
+if h[1] ~= me or h[2] == '0' or tonumber(h[5] or '0') <= now then
+    if applied_is(h[14], ARGV[2]) then
         return {1, 0}
     end
     return {0}
 end
-if h[3] == ARGV[2] then
+if h[4] == ARGV[2] then
     return {1, tonumber(h[2])}
 end
-if ARGV[7] ~= '' and h[3] ~= ARGV[7] then
+if ARGV[7] ~= '' and h[4] ~= ARGV[7] then
     return {0}
 end
 
@@ -41,24 +52,12 @@ if n > 0 then
     redis.call('HSET', KEYS[1], 'n', n, 'r', ARGV[2])
     return {1, n}
 end
-redis.call('DEL', KEYS[1])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-applied(KEYS[2], 'd:' .. ARGV[2], ARGV[2], now, tonumber(ARGV[6]), h[4])
-redis.call('PEXPIRE', KEYS[2], ARGV[5])
-local before = redis.call('ZRANGE', KEYS[3], 0, 1)
-local dead = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, 64)
-if #dead > 0 then
-    redis.call('ZREM', KEYS[4], unpack(dead))
-    redis.call('ZREM', KEYS[3], unpack(dead))
-end
--- The head takes over; a new second waiter starts watching the head (see
--- fair_acquire). pcall: see lock_release.
-local after = redis.call('ZRANGE', KEYS[3], 0, 1)
-if after[1] then
-    redis.pcall(ARGV[3], ARGV[4], after[1])
-end
-if after[2] and after[2] ~= before[2] then
-    tell_second(KEYS[4], ARGV[3], ARGV[4], after[2], after[1], now)
+local set = {'o', ''}
+fairq_handoff(KEYS[1], h, now, us, set, me, ARGV[3], ARGV[4])
+local pttl = fair_keep(h[9], now, now, tonumber(ARGV[5]), set)
+applied_add(KEYS[1], 'd:' .. me, ARGV[2], {h[10], h[11], h[12], h[13]},
+    tonumber(ARGV[6]), set, not h[14], now)
+if pttl then
+    redis.call('PEXPIRE', KEYS[1], pttl)
 end
 return {1, 0}

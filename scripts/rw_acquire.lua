@@ -169,7 +169,7 @@ if h[1] or readers() > 0 then
     local waiting = 0
     if ARGV[6] == 'wait' then
         redis.call('ZADD', KEYS[3], now + tonumber(ARGV[7]), me)
-        -- The set lives as long as its youngest entry (see fair_touch).
+        -- The set lives as long as its youngest entry (see rw_touch).
         if redis.call('PTTL', KEYS[3]) < tonumber(ARGV[7]) then
             redis.call('PEXPIRE', KEYS[3], ARGV[7])
         end

@@ -1,9 +1,11 @@
 /* The fair lock: a reentrant lock granted in the order in which waiters
- * reached Redis (scripts/fair_*.lua). The hold and fence are the reentrant
- * lock's; the queue is a sorted set of owners by arrival, with a second
- * sorted set of server-time expiries that the watchdog keeps pushing back
- * while the waiter lives (src/lock/waitq.c). A release names the new head
- * of the queue in its message, so only that waiter wakes. */
+ * reached Redis (scripts/fair_*.lua). One hash per lock holds the hold
+ * (its lease a field, so the queue outlives a holder whose lease runs
+ * out), the last token, the applied set and the queue: entries numbered
+ * by arrival, each with a server-time lapse that the watchdog keeps
+ * pushing back while the waiter lives (src/lock/waitq.c). A release hands
+ * the lock to the head in its script and names it in its message, so
+ * only that waiter wakes, and its try only confirms the grant. */
 #include <stdio.h>
 
 #include "lock/lock_int.h"
@@ -13,8 +15,7 @@ static int send_try(rdl__acquire *op, rdl__reply_fn fn)
     rdl_lock_t *lock = op->lock;
     char reqid[64];
     char lease[24], keep[24], qlease[24];
-    const char *keys[4] = {lock->key_hold, lock->key_fence, lock->key_aux[0],
-                           lock->key_aux[1]};
+    const char *keys[1] = {lock->key_hold};
     const char *args[8] = {op->owner_str,
                            lease,
                            reqid,
@@ -28,7 +29,7 @@ static int send_try(rdl__acquire *op, rdl__reply_fn fn)
     snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
     snprintf(qlease, sizeof(qlease), "%lld",
              (long long)rdl__queue_lease_ms(lock->c));
-    return rdl__script_run(lock->c, RDL__SCRIPT_FAIR_ACQUIRE, 4, keys, 8, args,
+    return rdl__script_run(lock->c, RDL__SCRIPT_FAIR_ACQUIRE, 1, keys, 8, args,
                            fn, op);
 }
 
@@ -49,11 +50,8 @@ static int parse_info(const redisReply *r, rdl_lock_info_t *out)
 static const rdl__kind_queue fair_queue = {
     .renewed = 1,
     .renew_script = RDL__SCRIPT_FAIR_TOUCH,
-    .exp_key = 1,
-    .order_key = 0,
-    .leave = {RDL__SCRIPT_FAIR_LEAVE,
-              3,
-              {RDL__KEY_HOLD, RDL__KEY_AUX0, RDL__KEY_AUX1}},
+    .entry_key = RDL__KEY_HOLD,
+    .leave = {RDL__SCRIPT_FAIR_LEAVE, 1, {RDL__KEY_HOLD}},
     .targeted = 1,
 };
 
@@ -61,20 +59,13 @@ static const rdl__lock_kind fair_kind = {
     .name = "fair",
     .send_try = send_try,
     .parse_try = rdl__parse_try, /* position: place in the queue */
-    .release = {RDL__SCRIPT_FAIR_RELEASE,
-                4,
-                {RDL__KEY_HOLD, RDL__KEY_FENCE, RDL__KEY_AUX0, RDL__KEY_AUX1}},
-    .force = {RDL__SCRIPT_FAIR_FORCE_RELEASE,
-              4,
-              {RDL__KEY_HOLD, RDL__KEY_AUX0, RDL__KEY_AUX1, RDL__KEY_FENCE}},
-    .info = {RDL__SCRIPT_FAIR_INFO,
-             4,
-             {RDL__KEY_HOLD, RDL__KEY_FENCE, RDL__KEY_AUX0, RDL__KEY_AUX1}},
+    .release = {RDL__SCRIPT_FAIR_RELEASE, 1, {RDL__KEY_HOLD}},
+    .force = {RDL__SCRIPT_FAIR_FORCE_RELEASE, 1, {RDL__KEY_HOLD}},
+    .info = {RDL__SCRIPT_FAIR_INFO, 1, {RDL__KEY_HOLD}},
     .parse_release = rdl__parse_release,
     .parse_force = rdl__parse_force,
     .parse_info = parse_info,
-    .renew_script = RDL__SCRIPT_LOCK_RENEW,
-    .aux_suffix = {"queue", "exp"},
+    .renew_script = RDL__SCRIPT_FAIR_RENEW,
     .queue = &fair_queue,
 };
 

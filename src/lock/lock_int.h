@@ -64,6 +64,8 @@ typedef struct rdl__kind_call {
     unsigned char keys[4]; /* enum rdl__key_role */
 } rdl__kind_call;
 
+/* The lock's key of a role (enum rdl__key_role). */
+const char *rdl__lock_key(const rdl_lock_t *lock, int role);
 /* Fills keys[] with the lock's keys that `call` takes; returns how many. */
 int rdl__kind_keys(const rdl_lock_t *lock, const rdl__kind_call *call,
                    const char **keys);
@@ -75,10 +77,9 @@ typedef struct rdl__kind_queue {
     int renewed;      /* entries expire unless the watchdog renews them;
                          else (the plain lock's registry) a registration
                          lasts rdl__waiter_life_ms() from the try */
-    int renew_script; /* keeps entries alive; KEYS in pairs (fair_touch) */
-    int exp_key;      /* key_aux[] index of the set of entry expiries */
-    int order_key;    /* key_aux[] index of the set giving the order (may
-                         be exp_key: one set does both) */
+    int renew_script; /* keeps entries alive (fair_touch, rw_touch) */
+    int entry_key;    /* enum rdl__key_role: the key that holds an entry,
+                         the one the renewal script takes */
     /* Takes a waiter that gave up out of the queue: ARGV = owner, publish
      * command, channel. */
     rdl__kind_call leave;

@@ -58,23 +58,24 @@ static int call(rdl_lock_t *lock, lock_call *k, void (*start)(rdl__sync *))
 static void on_force(void *data, int status, const redisReply *r);
 static void on_info(void *data, int status, const redisReply *r);
 
+const char *rdl__lock_key(const rdl_lock_t *lock, int role)
+{
+    switch (role) {
+    case RDL__KEY_HOLD:
+        return lock->key_hold;
+    case RDL__KEY_FENCE:
+        return lock->key_fence;
+    default:
+        return lock->key_aux[role - RDL__KEY_AUX0];
+    }
+}
+
 int rdl__kind_keys(const rdl_lock_t *lock, const rdl__kind_call *call,
                    const char **keys)
 {
     int i;
-    for (i = 0; i < call->nkeys; i++) {
-        switch (call->keys[i]) {
-        case RDL__KEY_HOLD:
-            keys[i] = lock->key_hold;
-            break;
-        case RDL__KEY_FENCE:
-            keys[i] = lock->key_fence;
-            break;
-        default:
-            keys[i] = lock->key_aux[call->keys[i] - RDL__KEY_AUX0];
-            break;
-        }
-    }
+    for (i = 0; i < call->nkeys; i++)
+        keys[i] = rdl__lock_key(lock, call->keys[i]);
     return call->nkeys;
 }
 

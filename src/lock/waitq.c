@@ -53,10 +53,7 @@ void rdl__waitq_queued(rdl__acquire *op)
     memcpy(q->member, op->owner_str, sizeof(q->member));
     q->wd.script = lock->kind->queue->renew_script;
     q->wd.lease_ms = rdl__queue_lease_ms(op->c);
-    q->wd.key = lock->key_aux[lock->kind->queue->exp_key];
-    /* The order set lives as long as its entries: renewals keep its TTL
-     * too (fair_touch). */
-    q->wd.key2 = lock->key_aux[lock->kind->queue->order_key];
+    q->wd.key = rdl__lock_key(lock, lock->kind->queue->entry_key);
     q->wd.member = q->member;
     q->wd.lost = on_entry_lost;
     q->wd.done = on_entry_done;

@@ -92,9 +92,8 @@ static const rdl__lock_kind read_kind = {
 static const rdl__kind_queue writers_queue = {
     .renewed = 1,
     .targeted = 1, /* a release names the writer it wakes */
-    .renew_script = RDL__SCRIPT_FAIR_TOUCH,
-    .exp_key = 1,
-    .order_key = 1,
+    .renew_script = RDL__SCRIPT_RW_TOUCH,
+    .entry_key = RDL__KEY_AUX1,
     .leave = {RDL__SCRIPT_RW_LEAVE, 1, {RDL__KEY_AUX1}},
 };
 

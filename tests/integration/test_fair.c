@@ -50,6 +50,71 @@ static void await_waiters(rdl_lock_t *l, uint32_t n)
         fail_msg("queue holds %u waiters, expected %u", w, n);
 }
 
+/* Runs fair script `script` on lock `name` for `owner` as another client
+ * would, with ARGV after the owner as given (%s each, space-separated). */
+static redisReply *run_as(rdlt_server *s, const char *script, const char *name,
+                          const char *owner, const char *argv)
+{
+    char *body = rdlt_read_script(RDL_TEST_SCRIPTS_DIR, script);
+    char cmd[512];
+    redisReply *r;
+    snprintf(cmd, sizeof(cmd), "EVAL %%s 1 rdl:fair:{%s} %s %s", name, owner,
+             argv);
+    r = rdlt_cmd(s, cmd, body);
+    free(body);
+    return r;
+}
+
+/* fair_acquire for `owner` with request id `req`: queues it ("wait"). */
+static redisReply *acquire_as(rdlt_server *s, const char *name,
+                              const char *owner, const char *req)
+{
+    char argv[256];
+    snprintf(argv, sizeof(argv),
+             "10000 %s 86400000 3000 wait publish "
+             "rdl:fair.ch:{%s}",
+             req, name);
+    return run_as(s, "fair_acquire", name, owner, argv);
+}
+
+/* fair_release of one level by `owner` with request id `req`. */
+static redisReply *release_as(rdlt_server *s, const char *name,
+                              const char *owner, const char *req)
+{
+    char *body = rdlt_read_script(RDL_TEST_SCRIPTS_DIR, "fair_release");
+    char key[128], channel[128];
+    redisReply *r;
+    snprintf(key, sizeof(key), "rdl:fair:{%s}", name);
+    snprintf(channel, sizeof(channel), "rdl:fair.ch:{%s}", name);
+    r = rdlt_cmd(s, "EVAL %s 1 %s %s %s publish %s 86400000 10000 %b", body,
+                 key, owner, req, channel, "", (size_t)0);
+    free(body);
+    return r;
+}
+
+/* The hash's field f, as a string ("" if absent). */
+static void field(rdlt_server *s, const char *name, const char *f, char *out,
+                  size_t size)
+{
+    redisReply *r = rdlt_cmd(s, "HGET rdl:fair:{%s} %s", name, f);
+    snprintf(out, size, "%s", r->type == REDIS_REPLY_STRING ? r->str : "");
+    freeReplyObject(r);
+}
+
+/* 1 if the lock's hash holds no queue entry, live or lapsed. */
+static int no_entries(rdlt_server *s, const char *key)
+{
+    redisReply *r = rdlt_cmd(s, "HKEYS %s", key);
+    size_t i;
+    int none = 1;
+    for (i = 0; i < r->elements; i++)
+        if (strncmp(r->element[i]->str, "s:", 2) == 0 ||
+            strncmp(r->element[i]->str, "q:", 2) == 0)
+            none = 0;
+    freeReplyObject(r);
+    return none;
+}
+
 /* ---- basics ------------------------------------------------------------------ */
 
 static void test_fair_reentrant_tokens_info(void **state)
@@ -78,29 +143,50 @@ static void test_fair_reentrant_tokens_info(void **state)
     rdlt_assert_ok(rdl_lock_acquire_as(l, B, 0, 5000));
     assert_true(rdl_lock_fencing_token(l, B) > t1);
     rdlt_assert_ok(rdl_lock_release_as(l, B));
-    /* Nothing is left but the fence. */
-    assert_int_equal(rdlt_count_keys(s, "rdl:fair:*"), 0);
-    assert_int_equal(rdlt_count_keys(s, "rdl:fair.queue:*"), 0);
-    assert_int_equal(rdlt_count_keys(s, "rdl:fair.exp:*"), 0);
+    /* One key, kept (the last token, the applied set), holding nothing. */
+    assert_int_equal(rdlt_count_keys(s, "rdl:fair*"), 1);
+    assert_int_equal(rdlt_count_held(s, "rdl:fair*"), 0);
 }
 
-/* A one-shot try never jumps a live queue; a dead entry is purged. */
+/* Writes a queue entry of `owner` at seq 1 that lapses at `lapse` (server
+ * ms), as fair_acquire would (scripts/lib/fairq.lua). */
+static void put_entry(rdlt_server *s, const char *key, const char *owner,
+                      const char *lapse)
+{
+    freeReplyObject(rdlt_cmd(s, "HSET %s s:1 %s:%s q:%s 1 qh 1 qt 1 qn 1", key,
+                             lapse, owner, owner));
+}
+
+/* A one-shot try never jumps a live queue; a dead entry is dropped. */
 static void test_fair_no_barging_and_purge(void **state)
 {
     rdlt_server *s = rdlt_server_start();
     rdl_client_t *c = rdlt_client(s);
     rdl_lock_t *l = fair(c, "barge");
+    redisReply *r;
     (void)state;
 
-    freeReplyObject(rdlt_cmd(s, "ZADD rdl:fair.queue:{barge} 1 someone"));
-    freeReplyObject(
-        rdlt_cmd(s, "ZADD rdl:fair.exp:{barge} 99999999999999 someone"));
+    put_entry(s, "rdl:fair:{barge}", "someone", "99999999999999");
     rdlt_assert_rc(rdl_lock_acquire_as(l, A, 0, 5000), RDL_EBUSY);
-    assert_int_equal(rdlt_info(l, A).waiters, 1);
-    /* The entry's time is up: the next try purges it and takes the lock. */
-    freeReplyObject(rdlt_cmd(s, "ZADD rdl:fair.exp:{barge} 1 someone"));
+    /* The lock was free and someone waited: the try handed it to them. */
+    assert_int_equal(rdlt_info(l, A).waiters, 0);
+    assert_int_equal(rdlt_info(l, A).locked, 1);
+    r = rdlt_cmd(s, "HMGET rdl:fair:{barge} o n");
+    assert_string_equal(r->element[0]->str, "someone");
+    assert_string_equal(r->element[1]->str, "0");
+    freeReplyObject(r);
+    rdlt_assert_rc(rdl_lock_acquire_as(l, A, 0, 5000), RDL_EBUSY);
+    /* The grant's time is up and so is the next entry's: the next try
+     * drops it and takes the lock. */
+    freeReplyObject(rdlt_cmd(s, "HSET rdl:fair:{barge} e 1"));
+    freeReplyObject(rdlt_cmd(s, "HDEL rdl:fair:{barge} qh qt qn"));
+    put_entry(s, "rdl:fair:{barge}", "other", "1");
     rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 5000));
-    assert_int_equal(rdlt_count_keys(s, "rdl:fair.queue:*"), 0);
+    r = rdlt_cmd(s, "HMGET rdl:fair:{barge} s:1 q:other qn");
+    assert_int_equal(r->element[0]->type, REDIS_REPLY_NIL);
+    assert_int_equal(r->element[1]->type, REDIS_REPLY_NIL);
+    assert_string_equal(r->element[2]->str, "0");
+    freeReplyObject(r);
     rdlt_assert_ok(rdl_lock_release_as(l, A));
 }
 
@@ -153,9 +239,8 @@ static void test_fair_fifo_threads(void **state)
         if (i > 0 && q[i].token <= q[i - 1].token)
             fail_msg("waiter %d acquired before waiter %d", i, i - 1);
     }
-    assert_int_equal(rdlt_count_keys(s, "rdl:fair.*:*") -
-                         rdlt_count_keys(s, "rdl:fair.fence:*"),
-                     0);
+    assert_int_equal(rdlt_count_held(s, "rdl:fair*"), 0);
+    assert_int_equal(no_entries(s, "rdl:fair:{fifo}"), 1);
 }
 
 /* Processes: waiter i of child k (i = 4 j + k) queues when the queue holds
@@ -363,6 +448,16 @@ static void killed_waiter(int dead_place)
     rdlt_child_signal(ch, SIGKILL);
     killed_at = rdlt_now_ms();
     rdlt_assert_ok(rdl_lock_release_as(l, A));
+    if (dead_place == 1) {
+        /* The release handed the lock to the dead head (its entry had not
+         * lapsed yet): the grant lasts no longer than that entry would
+         * have, and the next waiter, which watches it, takes over. */
+        redisReply *r = rdlt_cmd(s, "HMGET rdl:fair:{dead-head} o n");
+        assert_int_equal(r->element[0]->type, REDIS_REPLY_STRING);
+        assert_string_not_equal(r->element[0]->str, "");
+        assert_string_equal(r->element[1]->str, "0");
+        freeReplyObject(r);
+    }
     rdlt_thread_join(th3);
     if (th1 != NULL) {
         rdlt_thread_join(th1);
@@ -486,15 +581,13 @@ static void test_fair_giving_up_leaves_no_entry(void **state)
         fail_msg("the cancelled wait did not complete");
     rdlt_assert_rc(a.status, RDL_ECANCELED);
     await_waiters(lh, 0);
-    assert_int_equal(rdlt_count_keys(s, "rdl:fair.queue:*"), 0);
-    assert_int_equal(rdlt_count_keys(s, "rdl:fair.exp:*"), 0);
+    assert_int_equal(no_entries(s, "rdl:fair:{give-up}"), 1);
 
     rdlt_assert_rc(rdl_lock_acquire_as(lh, B, 300, 5000), RDL_ETIMEDOUT);
     /* The entry is taken out by a request sent as the wait ends, over the
      * client's own connection: wait for it rather than race it. */
     await_waiters(lh, 0);
-    assert_int_equal(rdlt_count_keys(s, "rdl:fair.queue:*"), 0);
-    assert_int_equal(rdlt_count_keys(s, "rdl:fair.exp:*"), 0);
+    assert_int_equal(no_entries(s, "rdl:fair:{give-up}"), 1);
     rdlt_assert_ok(rdl_lock_release_as(lh, A));
     rdlt_client_free(c);
     assert_int_equal(rdlt_loop_stop(lp), 0);
@@ -525,6 +618,130 @@ static void test_fair_info_position(void **state)
     assert_true(q1.token < q2.token);
 }
 
+/* ---- hand-off grants -------------------------------------------------------- */
+
+/* A release hands the lock to the head in its script; the head's try
+ * confirms the grant, and a retry of that try (its reply lost) answers as
+ * the first did without counting again. The head's release is idempotent
+ * too. */
+static void test_fair_grant_confirm_retried(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s);
+    rdl_lock_t *l = fair(c, "grant");
+    redisReply *r, *again;
+    char v[64];
+    long long token;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 10000));
+    r = acquire_as(s, "grant", "ghost", "q1");
+    assert_int_equal(r->element[0]->integer, 0);
+    assert_int_equal(r->element[2]->integer, 1);
+    freeReplyObject(r);
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+    field(s, "grant", "o", v, sizeof(v));
+    assert_string_equal(v, "ghost");
+    field(s, "grant", "n", v, sizeof(v));
+    assert_string_equal(v, "0"); /* granted, not yet confirmed */
+    rdlt_assert_rc(rdl_lock_acquire_as(l, B, 0, 10000), RDL_EBUSY);
+
+    r = acquire_as(s, "grant", "ghost", "q2");
+    again = acquire_as(s, "grant", "ghost", "q2");
+    assert_int_equal(r->element[0]->integer, 1);
+    assert_int_equal(r->element[2]->integer, 1);
+    token = r->element[1]->integer;
+    assert_true((uint64_t)token > rdl_lock_fencing_token(l, A));
+    assert_int_equal(again->element[0]->integer, 1);
+    assert_int_equal(again->element[1]->integer, token);
+    assert_int_equal(again->element[2]->integer, 1);
+    freeReplyObject(r);
+    freeReplyObject(again);
+    field(s, "grant", "n", v, sizeof(v));
+    assert_string_equal(v, "1");
+
+    r = release_as(s, "grant", "ghost", "d1");
+    again = release_as(s, "grant", "ghost", "d1");
+    assert_int_equal(r->element[0]->integer, 1);
+    assert_int_equal(again->element[0]->integer, 1);
+    assert_int_equal(again->element[1]->integer, 0);
+    freeReplyObject(r);
+    freeReplyObject(again);
+    rdlt_assert_ok(rdl_lock_acquire_as(l, B, 0, 10000));
+    assert_true(rdl_lock_fencing_token(l, B) > (uint64_t)token);
+    rdlt_assert_ok(rdl_lock_release_as(l, B));
+}
+
+/* A head that was handed the lock and gives up before confirming it (its
+ * budget ran out as the release came) passes the grant on: the next
+ * waiter is named in a message and takes the lock at once, not after the
+ * grant's lapse. A retry of the leave changes nothing. */
+static void test_fair_leave_passes_grant_on(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s);
+    rdl_lock_t *l = fair(c, "pass");
+    timed t = {{l, 2, -999, 0}, 0};
+    rdlt_thread *th;
+    redisReply *r;
+    char v[64];
+    int64_t left_at;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 10000));
+    freeReplyObject(acquire_as(s, "pass", "ghost", "q1"));
+    th = rdlt_thread_start(acquire_timed, &t);
+    await_waiters(l, 2);
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+    field(s, "pass", "o", v, sizeof(v));
+    assert_string_equal(v, "ghost");
+    rdlt_sleep_ms(50);
+    assert_int_equal(t.done_at, 0); /* the grant is the ghost's */
+
+    left_at = rdlt_now_ms();
+    r = run_as(s, "fair_leave", "pass", "ghost", "publish rdl:fair.ch:{pass}");
+    assert_int_equal(r->integer, 1);
+    freeReplyObject(r);
+    rdlt_thread_join(th);
+    rdlt_assert_ok(t.q.rc);
+    rdlt_assert_between(t.done_at - left_at, 0, 500);
+    r = run_as(s, "fair_leave", "pass", "ghost", "publish rdl:fair.ch:{pass}");
+    assert_int_equal(r->integer, 0);
+    freeReplyObject(r);
+    assert_int_equal(waiters(l), 0);
+    assert_int_equal(rdlt_info(l, A).locked, 0);
+}
+
+/* Waiters that leave from the front move the queue's front past their
+ * holes, so no later scan reads them again: 10,000 waiters leaving in
+ * order cost O(1) each, where every leave used to scan all the holes the
+ * earlier ones left (the fair-queue figure's teardown did not finish). */
+static void test_fair_leaves_move_the_front(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s);
+    rdl_lock_t *l = fair(c, "holes");
+    char v[64];
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 10000));
+    freeReplyObject(acquire_as(s, "holes", "w1", "q1"));
+    freeReplyObject(acquire_as(s, "holes", "w2", "q2"));
+    freeReplyObject(acquire_as(s, "holes", "w3", "q3"));
+    freeReplyObject(
+        run_as(s, "fair_leave", "holes", "w1", "publish rdl:fair.ch:{holes}"));
+    freeReplyObject(
+        run_as(s, "fair_leave", "holes", "w2", "publish rdl:fair.ch:{holes}"));
+    field(s, "holes", "qh", v, sizeof(v));
+    assert_string_equal(v, "3");
+    field(s, "holes", "qn", v, sizeof(v));
+    assert_string_equal(v, "1");
+    assert_int_equal(waiters(l), 1);
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+    field(s, "holes", "o", v, sizeof(v));
+    assert_string_equal(v, "w3");
+}
+
 static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_fair_reentrant_tokens_info),
     RDLT_TEST(test_fair_no_barging_and_purge),
@@ -535,6 +752,9 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_fair_holder_killed),
     RDLT_TEST(test_fair_giving_up_leaves_no_entry),
     RDLT_TEST(test_fair_info_position),
+    RDLT_TEST(test_fair_grant_confirm_retried),
+    RDLT_TEST(test_fair_leave_passes_grant_on),
+    RDLT_TEST(test_fair_leaves_move_the_front),
 };
 
 RDLT_MAIN(tests)

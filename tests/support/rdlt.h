@@ -137,7 +137,8 @@ long long rdlt_count_keys(rdlt_server *s, const char *pattern);
  * not counted are the fence hashes and the hashes of free plain locks
  * (field o empty or absent), which outlive their holds on purpose. */
 long long rdlt_count_held(rdlt_server *s, const char *pattern);
-/* 1 if `key` is such retained state (a fence, a free plain lock). */
+/* 1 if `key` is such retained state (a fence, a free plain lock, a fair
+ * lock's hash with no live hold and no live queue entry). */
 int rdlt_key_retained(rdlt_server *s, const char *key);
 /* Number of connections whose CLIENT SETNAME name starts with prefix. */
 int rdlt_count_clients(rdlt_server *s, const char *name_prefix);

@@ -552,13 +552,48 @@ long long rdlt_count_keys(rdlt_server *s, const char *pattern)
     return count_matching(s, pattern, NULL);
 }
 
+/* Server time in ms. */
+static long long server_ms(rdlt_server *s)
+{
+    redisReply *r = rdlt_cmd(s, "TIME");
+    long long ms = strtoll(r->element[0]->str, NULL, 10) * 1000 +
+                   strtoll(r->element[1]->str, NULL, 10) / 1000;
+    freeReplyObject(r);
+    return ms;
+}
+
+/* A fair lock's hash (scripts/lib/fairq.lua) holds something live: a hold
+ * whose end e has not passed, or a queue entry s:<seq> whose lapse has
+ * not. */
+static int fair_live(rdlt_server *s, const char *key)
+{
+    long long now = server_ms(s);
+    redisReply *r = rdlt_cmd(s, "HGETALL %s", key);
+    const char *owner = NULL, *end = "0";
+    int live = 0;
+    size_t i;
+    for (i = 0; r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements; i += 2) {
+        const char *f = r->element[i]->str, *v = r->element[i + 1]->str;
+        if (strcmp(f, "o") == 0)
+            owner = v;
+        else if (strcmp(f, "e") == 0)
+            end = v;
+        else if (strncmp(f, "s:", 2) == 0 && strtoll(v, NULL, 10) > now)
+            live = 1;
+    }
+    if (owner != NULL && *owner != '\0' && strtoll(end, NULL, 10) > now)
+        live = 1;
+    freeReplyObject(r);
+    return live;
+}
+
 int rdlt_key_retained(rdlt_server *s, const char *key)
 {
     redisReply *r;
     int free_lock;
     if (strstr(key, ".fence:") != NULL)
         return 1;
-    if (strstr(key, ":lock:") == NULL)
+    if (strstr(key, ":lock:") == NULL && strstr(key, ":fair:") == NULL)
         return 0;
     r = rdlt_cmd(s, "TYPE %s", key);
     if (r->type == REDIS_REPLY_ERROR) { /* a cluster replica: MOVED */
@@ -570,6 +605,8 @@ int rdlt_key_retained(rdlt_server *s, const char *key)
     freeReplyObject(r);
     if (!free_lock)
         return 0;
+    if (strstr(key, ":fair:") != NULL)
+        return !fair_live(s, key);
     /* Free, or never held (a force release of a free name leaves its
      * record for the applied-set window). */
     r = rdlt_cmd(s, "HGET %s o", key);
