@@ -10,6 +10,8 @@
 
 #include <rdl.h>
 
+#include "example_server.h"
+
 static const char *const names[] = {
     "{order:42}:stock", "{order:42}:payment", "invoices", "reports", "users",
 };
@@ -31,7 +33,7 @@ int main(void)
         fprintf(stderr, "rdl_client_new: %s\n", rdl_strerror(rc));
         return 1;
     }
-    if ((rc = rdl_client_set_url(client, url)) != 0 ||
+    if ((rc = example_set_server(client, url)) != 0 ||
         (rc = rdl_client_connect(client)) != 0) {
         fprintf(stderr, "%s: %s (%s)\n", url, rdl_strerror(rc),
                 rdl_client_errmsg(client));

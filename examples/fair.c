@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <rdl.h>
+
+#include "example_server.h"
 #include <uv.h>
 
 #define WORKERS 4
@@ -26,7 +28,7 @@ static int worker(int id)
 
     uv_sleep(50 * (unsigned)id); /* arrive in order: 0, 1, 2, 3 */
     if ((rc = rdl_client_new(&client)) != 0 ||
-        (url != NULL && (rc = rdl_client_set_url(client, url)) != 0) ||
+        (url != NULL && (rc = example_set_server(client, url)) != 0) ||
         (rc = rdl_client_connect(client)) != 0 ||
         (rc = rdl_fairlock_new(client, "example:fair", &lock)) != 0) {
         fprintf(stderr, "worker %d: %s (%s)\n", id, rdl_strerror(rc),

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 
 #include <rdl.h>
+
+#include "example_server.h"
 #include <uv.h>
 
 static rdl_client_t *client;
@@ -82,7 +84,7 @@ int main(void)
 
     if (rdl_client_new(&client) != 0)
         return 1;
-    if (url != NULL && rdl_client_set_url(client, url) != 0) {
+    if (url != NULL && example_set_server(client, url) != 0) {
         fprintf(stderr, "bad RDL_URL: %s\n", rdl_client_errmsg(client));
         return 1;
     }

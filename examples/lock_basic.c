@@ -9,6 +9,8 @@
 #include <stdlib.h>
 
 #include <rdl.h>
+
+#include "example_server.h"
 #include <uv.h>
 
 #define ROUNDS 3
@@ -50,7 +52,7 @@ int main(void)
         fprintf(stderr, "rdl_client_new: %s\n", rdl_strerror(rc));
         return 1;
     }
-    if (url != NULL && (rc = rdl_client_set_url(client, url)) != 0) {
+    if (url != NULL && (rc = example_set_server(client, url)) != 0) {
         fprintf(stderr, "bad RDL_URL: %s\n", rdl_client_errmsg(client));
         rdl_client_free(client);
         return 1;

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 
 #include <rdl.h>
+
+#include "example_server.h"
 #include <uv.h>
 
 static rdl_lock_t *order_first, *stock_first;
@@ -50,7 +52,7 @@ int main(void)
 
     if ((rc = rdl_client_new(&client)) != 0)
         return 1;
-    if ((url != NULL && (rc = rdl_client_set_url(client, url)) != 0) ||
+    if ((url != NULL && (rc = example_set_server(client, url)) != 0) ||
         (rc = rdl_client_connect(client)) != 0 ||
         (rc = rdl_lock_new(client, "example:order:42", &order)) != 0 ||
         (rc = rdl_fairlock_new(client, "example:payment:42", &payment)) != 0 ||

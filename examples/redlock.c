@@ -15,6 +15,8 @@
 
 #include <rdl.h>
 
+#include "example_server.h"
+
 #define N 3
 
 int main(void)
@@ -42,7 +44,7 @@ int main(void)
     }
     for (i = 0; i < N; i++) {
         if ((rc = rdl_client_new(&clients[i])) != 0 ||
-            (rc = rdl_client_set_url(clients[i], urls[i])) != 0 ||
+            (rc = example_set_server(clients[i], urls[i])) != 0 ||
             (rc = rdl_client_connect(clients[i])) != 0 ||
             (rc = rdl_lock_new(clients[i], "example:redlock", &parts[i])) !=
                 0) {

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 
 #include <rdl.h>
+
+#include "example_server.h"
 #include <uv.h>
 
 static rdl_rwlock_t *rw;
@@ -72,7 +74,7 @@ int main(void)
 
     if ((rc = rdl_client_new(&client)) != 0)
         return 1;
-    if ((url != NULL && (rc = rdl_client_set_url(client, url)) != 0) ||
+    if ((url != NULL && (rc = example_set_server(client, url)) != 0) ||
         (rc = rdl_client_connect(client)) != 0 ||
         (rc = rdl_rwlock_new(client, "example:catalogue", &rw)) != 0) {
         fprintf(stderr, "set-up: %s (%s)\n", rdl_strerror(rc),

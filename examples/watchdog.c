@@ -15,6 +15,8 @@
 #include <stdlib.h>
 
 #include <rdl.h>
+
+#include "example_server.h"
 #include <uv.h>
 
 #define LEASE_MS 1500 /* short, so the demo shows renewals within seconds */
@@ -86,7 +88,7 @@ int main(void)
         fprintf(stderr, "rdl_client_new: %s\n", rdl_strerror(rc));
         return 1;
     }
-    if ((url != NULL && rdl_client_set_url(client, url) != 0) ||
+    if ((url != NULL && example_set_server(client, url) != 0) ||
         rdl_client_set_watchdog_ms(client, LEASE_MS) != 0) {
         fprintf(stderr, "configuration: %s\n", rdl_client_errmsg(client));
         rdl_client_free(client);
