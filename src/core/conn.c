@@ -647,7 +647,17 @@ static void on_handshake_reply(void *data, int status, const redisReply *r)
         on_ready(cn);
 }
 
-static int handshake_cmd(rdl__conn *cn, int argc, const char **argv)
+/* CLIENT SETNAME only names the connection for operators: a server or
+ * proxy that does not know the command (a plain error) is no reason to
+ * fail; NOAUTH still is (it is how a server that wants a password says
+ * so when none was sent). */
+static void on_name_reply(void *data, int status, const redisReply *r)
+{
+    on_handshake_reply(data, status == RDL_ESERVER ? 0 : status, r);
+}
+
+static int handshake_cmd(rdl__conn *cn, int argc, const char **argv,
+                         rdl__reply_fn fn)
 {
     char *buf = NULL;
     int len = redisFormatCommandArgv(&buf, argc, argv, NULL), rc;
@@ -662,7 +672,7 @@ static int handshake_cmd(rdl__conn *cn, int argc, const char **argv)
         return rc;
     }
     rdl__queue_init(&k->node);
-    k->fn = on_handshake_reply;
+    k->fn = fn;
     k->data = cn;
     k->handshake = 1;
     k->deadline = UINT64_MAX; /* the connect timer bounds the handshake */
@@ -688,13 +698,13 @@ static void start_handshake(rdl__conn *cn)
         argv[0] = "AUTH";
         argv[1] = user != NULL ? user : pass;
         argv[2] = pass;
-        rc = handshake_cmd(cn, user != NULL ? 3 : 2, argv);
+        rc = handshake_cmd(cn, user != NULL ? 3 : 2, argv, on_handshake_reply);
     }
     if (rc == 0 && dbn != 0 && cn->role == RDL__CONN_CMD) {
         snprintf(db, sizeof(db), "%d", dbn);
         argv[0] = "SELECT";
         argv[1] = db;
-        rc = handshake_cmd(cn, 2, argv);
+        rc = handshake_cmd(cn, 2, argv, on_handshake_reply);
     }
     if (rc == 0) {
         snprintf(name, sizeof(name), "rdl:%s:%s", c->id,
@@ -702,7 +712,7 @@ static void start_handshake(rdl__conn *cn)
         argv[0] = "CLIENT";
         argv[1] = "SETNAME";
         argv[2] = name;
-        rc = handshake_cmd(cn, 3, argv);
+        rc = handshake_cmd(cn, 3, argv, on_name_reply);
     }
     if (rc != 0)
         drop(cn, RDL_ENOMEM, "out of memory");

@@ -423,7 +423,22 @@ static void test_client_loop_thread_blocks_signals(void **state)
     assert_int_equal(p.segv_blocked, 0);
 }
 
+/* A server (or proxy) that does not know CLIENT: the connection goes
+ * unnamed, and everything else works. */
+static void test_client_without_client_command(void **state)
+{
+    static const char *const args[] = {"--rename-command", "CLIENT", "",
+                                       NULL};
+    rdlt_server *s = rdlt_server_start_args(args);
+    rdl_client_t *c = rdlt_client(s);
+    rdl_lock_t *l = rdlt_lock(c, "unnamed");
+    (void)state;
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 5000));
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+}
+
 static const struct CMUnitTest tests[] = {
+    RDLT_TEST(test_client_without_client_command),
     RDLT_TEST(test_client_loop_thread_blocks_signals),
     RDLT_TEST(test_client_connect_and_id),
     RDLT_TEST(test_client_connections_are_named),
