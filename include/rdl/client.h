@@ -30,13 +30,22 @@ RDL_API RDL_NODISCARD int rdl_client_new(rdl_client_t **out);
  *   redis://[user[:password]@]host[:port][/db]   one server
  *   redis+cluster://[user[:password]@]host[:port][,host[:port]...]
  *                                                a Redis Cluster: seed nodes
- *   rediss://..., rediss+cluster://...           the same over TLS
+ *   redis+sentinel://[user[:password]@]host[:port][,host[:port]...]/MASTER[/db]
+ *       [?sentinel_user=U&sentinel_password=P]
+ *                                                a master watched by Redis
+ *                                                Sentinel: the sentinels
+ *   rediss://..., rediss+cluster://..., rediss+sentinel://...
+ *                                                the same over TLS
  * host is a name, an IPv4 address or a bracketed IPv6 address; port defaults
- * to 6379 and db to 0 (a cluster has database 0 only). User and password may
- * be percent-encoded and apply to every node. The default is
- * redis://127.0.0.1:6379. With a cluster URL rdl_client_connect() succeeds
- * once one seed has answered with the slot table; locks are then routed to
- * the master of their name's slot (README "Redis Cluster").
+ * to 6379 (26379 for a sentinel) and db to 0 (a cluster has database 0
+ * only). User and password may be percent-encoded and apply to every data
+ * node; a sentinel URL's query gives the sentinels' own credentials. The
+ * default is redis://127.0.0.1:6379. With a cluster URL rdl_client_connect()
+ * succeeds once one seed has answered with the slot table; locks are then
+ * routed to the master of their name's slot (README "Redis Cluster"). With
+ * a sentinel URL it succeeds once a sentinel named the master and the
+ * master confirmed its role; the client then follows failovers (README
+ * "Redis Sentinel").
  *
  * Over TLS (rediss) the server's certificate chain and name are verified
  * against the system's CAs unless rdl_client_set_tls() says otherwise
@@ -164,7 +173,10 @@ RDL_API int rdl_client_set_loop(rdl_client_t *c, struct uv_loop_s *loop);
  * @return 0; RDL_EINVAL if already connected; RDL_ECONNREFUSED (no server,
  *         or none within the connect timeout); RDL_EAUTH (rejected
  *         credentials); RDL_ESERVER (e.g. SELECT of a database the server
- *         does not have); RDL_ETLS (the TLS handshake failed or timed out,
+ *         does not have); RDL_ENOMASTER (sentinel URL: a sentinel does not
+ *         know the master's name; when no sentinel can be asked at all,
+ *         RDL_ECONNREFUSED names each); RDL_ETLS (the TLS handshake failed
+ *         or timed out,
  *         or the server's certificate was not trusted, did not match its
  *         name or had expired, or the server required a client certificate
  *         it did not get or accept); RDL_ENOMEM. rdl_client_errmsg() names the

@@ -197,6 +197,35 @@ static void test_sentinel_master_killed(void **state)
     failover_case(1);
 }
 
+/* rediss+sentinel://: TLS to the sentinels and the data nodes, across a
+ * failover. */
+static void test_sentinel_tls(void **state)
+{
+#ifdef RDL_WITH_TLS
+    const rdlt_pki *k = rdlt_pki_make();
+    rdlt_sentinel *sn = rdlt_sentinel_start_tls(NULL, k);
+    rdl_client_t *c = rdlt_client_new(rdlt_sentinel_url(sn));
+    rdl_tls_options_t o = {.ca_file = k->ca};
+    rdl_lock_t *l;
+    rdlt_server *now;
+    int rc;
+    (void)state;
+
+    rdlt_assert_ok(rdl_client_set_tls(c, &o));
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 2000, 2000));
+    rc = rdl_client_connect(c);
+    if (rc != 0)
+        fail_msg("connect: %s: %s", rdl_err_name(rc), rdl_client_errmsg(c));
+    l = rdlt_lock(c, "tls");
+    assert_true(lands_on(l, rdlt_sentinel_master(sn), 1000));
+    now = rdlt_sentinel_failover(sn);
+    assert_true(lands_on(l, now, 1000));
+#else
+    (void)state;
+    skip(); /* a build without TLS: test_url checks rediss is refused */
+#endif
+}
+
 static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_sentinel_lock_on_master),
     RDLT_TEST(test_sentinel_errors),
@@ -204,6 +233,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_sentinel_auth),
     RDLT_TEST(test_sentinel_failover),
     RDLT_TEST(test_sentinel_master_killed),
+    RDLT_TEST(test_sentinel_tls),
 };
 
 RDLT_MAIN(tests)

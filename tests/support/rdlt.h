@@ -227,6 +227,11 @@ typedef struct rdlt_sentinel rdlt_sentinel;
  * other sentinels. With a password the data nodes require it (and the
  * sentinels and the URL use it). */
 rdlt_sentinel *rdlt_sentinel_start(const char *password);
+/* The same over TLS (pki not NULL): the data nodes and sentinels also
+ * listen on TLS ports, replicate and watch over TLS, and the URL is
+ * rediss+sentinel:// with the sentinels' TLS ports; trust pki->ca. */
+rdlt_sentinel *rdlt_sentinel_start_tls(const char *password,
+                                       const rdlt_pki *pki);
 /* "redis+sentinel://[:pw@]127.0.0.1:p1,...:p3/RDLT_SENTINEL_NAME". */
 const char *rdlt_sentinel_url(const rdlt_sentinel *sn);
 rdlt_server *rdlt_sentinel_data(rdlt_sentinel *sn, int i);

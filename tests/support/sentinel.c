@@ -8,6 +8,7 @@
 #include "rdlt.h"
 
 struct rdlt_sentinel {
+    const rdlt_pki *pki; /* over TLS, else NULL */
     rdlt_server *data[RDLT_SENTINEL_DATA];
     rdlt_server *sentinel[RDLT_SENTINELS];
     char url[256];
@@ -62,28 +63,57 @@ static int is_master(rdlt_server *s)
     return yes;
 }
 
+/* The port clients (and the sentinels) use for a node. */
+static int port_of(const rdlt_sentinel *sn, rdlt_server *s)
+{
+    return sn->pki != NULL ? rdlt_server_tls_port(s) : rdlt_server_port(s);
+}
+
+static rdlt_server *start_data(const rdlt_sentinel *sn, const char *const *args)
+{
+    return sn->pki != NULL
+               ? rdlt_tls_server_start(sn->pki, sn->pki->server, 0, args)
+               : rdlt_server_start_args(args);
+}
+
 rdlt_sentinel *rdlt_sentinel_start(const char *password)
+{
+    return rdlt_sentinel_start_tls(password, NULL);
+}
+
+rdlt_sentinel *rdlt_sentinel_start_tls(const char *password,
+                                       const rdlt_pki *pki)
 {
     rdlt_sentinel *sn = calloc(1, sizeof(*sn));
     /* No 5 s wait for more replicas before a full sync (7.0's default). */
-    const char *data[7] = {"--repl-diskless-sync-delay",
+    const char *data[9] = {"--repl-diskless-sync-delay",
                            "0",
                            "--requirepass",
                            password,
                            "--masterauth",
                            password,
+                           NULL,
+                           NULL,
                            NULL};
-    const char *replica[12];
-    char port[16], conf[512];
+    const char *replica[14];
+    static const char *const mode[2] = {"--sentinel", NULL};
+    static const char *const tls_mode[4] = {"--sentinel", "--tls-port", "auto",
+                                            NULL};
+    char port[16], conf[1600];
     int i, n;
     int64_t deadline;
 
     assert_non_null(sn);
     rdlt_defer(free, sn);
-    if (password == NULL)
-        data[2] = NULL;
-    sn->data[0] = rdlt_server_start_args(data);
-    snprintf(port, sizeof(port), "%d", rdlt_server_port(sn->data[0]));
+    sn->pki = pki;
+    n = password != NULL ? 6 : 2;
+    if (pki != NULL) {
+        data[n++] = "--tls-replication";
+        data[n++] = "yes";
+    }
+    data[n] = NULL;
+    sn->data[0] = start_data(sn, data);
+    snprintf(port, sizeof(port), "%d", port_of(sn, sn->data[0]));
     n = 0;
     replica[n++] = "--replicaof";
     replica[n++] = "127.0.0.1";
@@ -92,7 +122,7 @@ rdlt_sentinel *rdlt_sentinel_start(const char *password)
         replica[n++] = data[i];
     replica[n] = NULL;
     for (i = 1; i < RDLT_SENTINEL_DATA; i++)
-        sn->data[i] = rdlt_server_start_args(replica);
+        sn->data[i] = start_data(sn, replica);
     /* A short down-after keeps failover tests to a few seconds. */
     n = snprintf(conf, sizeof(conf),
                  "sentinel monitor " RDLT_SENTINEL_NAME " 127.0.0.1 %s 2\n"
@@ -101,20 +131,24 @@ rdlt_sentinel *rdlt_sentinel_start(const char *password)
                  "sentinel failover-timeout " RDLT_SENTINEL_NAME " 5000\n",
                  port);
     if (password != NULL)
+        n += snprintf(conf + n, sizeof(conf) - (size_t)n,
+                      "sentinel auth-pass " RDLT_SENTINEL_NAME " %s\n",
+                      password);
+    if (pki != NULL) /* TLS towards the data nodes, and for clients */
         snprintf(conf + n, sizeof(conf) - (size_t)n,
-                 "sentinel auth-pass " RDLT_SENTINEL_NAME " %s\n", password);
-    {
-        static const char *const mode[2] = {"--sentinel", NULL};
-        for (i = 0; i < RDLT_SENTINELS; i++)
-            sn->sentinel[i] = rdlt_server_start_conf(conf, mode);
-    }
-    snprintf(sn->url, sizeof(sn->url),
-             "redis+sentinel://"
-             "%s%s%s127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/" RDLT_SENTINEL_NAME,
-             password != NULL ? ":" : "", password != NULL ? password : "",
-             password != NULL ? "@" : "", rdlt_server_port(sn->sentinel[0]),
-             rdlt_server_port(sn->sentinel[1]),
-             rdlt_server_port(sn->sentinel[2]));
+                 "tls-replication yes\ntls-cert-file %s\ntls-key-file %s\n"
+                 "tls-ca-cert-file %s\ntls-auth-clients no\n",
+                 pki->server, pki->server_key, pki->ca);
+    for (i = 0; i < RDLT_SENTINELS; i++)
+        sn->sentinel[i] =
+            rdlt_server_start_conf(conf, pki != NULL ? tls_mode : mode);
+    snprintf(
+        sn->url, sizeof(sn->url),
+        "%s://%s%s%s127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/" RDLT_SENTINEL_NAME,
+        pki != NULL ? "rediss+sentinel" : "redis+sentinel",
+        password != NULL ? ":" : "", password != NULL ? password : "",
+        password != NULL ? "@" : "", port_of(sn, sn->sentinel[0]),
+        port_of(sn, sn->sentinel[1]), port_of(sn, sn->sentinel[2]));
     /* Ready when both replicas are in sync, and every sentinel knows both
      * replicas and the others. */
     deadline = rdlt_now_ms() + 30000;
@@ -168,7 +202,7 @@ rdlt_server *rdlt_sentinel_master(rdlt_sentinel *sn)
             continue;
         port = reported_port(sn->sentinel[i]);
         for (j = 0; j < RDLT_SENTINEL_DATA; j++)
-            if (rdlt_server_port(sn->data[j]) == port)
+            if (port_of(sn, sn->data[j]) == port)
                 return sn->data[j];
     }
     fail_msg("rdlt: no sentinel names a master of the deployment");
@@ -191,7 +225,7 @@ rdlt_server *rdlt_sentinel_wait_switch(rdlt_sentinel *sn, rdlt_server *old,
             port = p;
         }
         for (i = 0; agree && i < RDLT_SENTINEL_DATA; i++)
-            if (rdlt_server_port(sn->data[i]) == port)
+            if (port_of(sn, sn->data[i]) == port)
                 m = sn->data[i];
         if (m != NULL && m != old && rdlt_server_running(m) && is_master(m)) {
             /* The switch closed the clients of the nodes that changed
