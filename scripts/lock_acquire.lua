@@ -30,6 +30,7 @@
 -- Uncontended: 4 commands (HMGET, TIME, HSET, PEXPIRE). A grant while others
 -- wait tells the first of them the new lease (lib/waiters: waiter_recap).
 --@include waiters
+--@include grant
 local me = ARGV[1]
 local h = redis.call('HMGET', KEYS[1], 'o', 'n', 't', 'r', 'qt', 'q:' .. me,
     'qh')
@@ -40,11 +41,7 @@ if h[1] == me then
         return {1, tonumber(h[3]), tonumber(h[2])}
     end
     local n = tonumber(h[2]) + 1
-    redis.call('HSET', KEYS[1], 'n', n, 'r', ARGV[3])
-    -- Re-entering never shortens the hold.
-    if redis.call('PTTL', KEYS[1]) < lease then
-        redis.call('PEXPIRE', KEYS[1], lease)
-    end
+    reenter(KEYS[1], n, ARGV[3], lease)
     return {1, tonumber(h[3]), n}
 end
 
@@ -59,16 +56,5 @@ if h[1] and h[1] ~= '' then
     return {0, pttl, 1}
 end
 
-local t = redis.call('TIME')
-local token = math.max(tonumber(h[3] or '0') + 1,
-    tonumber(t[1]) * 1000000 + tonumber(t[2]))
-redis.call('HSET', KEYS[1], 'o', me, 'n', 1, 't',
-    string.format('%d', token), 'r', ARGV[3])
-redis.call('PEXPIRE', KEYS[1], lease)
-if h[6] then
-    waiter_remove(KEYS[1], me, h[6])
-end
-if waiters_maybe(h[7], h[5]) then
-    waiter_recap(KEYS[1], h[7], h[5], me, lease, ARGV[5], ARGV[6])
-end
-return {1, token, 1}
+return {1, grant(KEYS[1], me, ARGV[3], lease, h[3], clock_us(), h[6], h[7],
+    h[5], ARGV[5], ARGV[6]), 1}

@@ -16,6 +16,7 @@
 -- A retry of an applied request finds every hold marked with its id and
 -- returns the same tokens, without counting again. Tokens as lock_acquire.
 --@include waiters
+--@include grant
 local me = ARGV[1]
 local lease = tonumber(ARGV[2])
 local holds = {}
@@ -46,29 +47,13 @@ for i = 1, #KEYS do
     local h = holds[i]
     if h[1] == me then
         local c = tonumber(h[2]) + 1
-        redis.call('HSET', KEYS[i], 'n', c, 'r', ARGV[3])
-        if redis.call('PTTL', KEYS[i]) < lease then
-            redis.call('PEXPIRE', KEYS[i], lease)
-        end
+        reenter(KEYS[i], c, ARGV[3], lease)
         out[#out + 1] = tonumber(h[3])
         out[#out + 1] = c
     else
-        if not base then
-            local t = redis.call('TIME')
-            base = tonumber(t[1]) * 1000000 + tonumber(t[2])
-        end
-        local token = math.max(tonumber(h[3] or '0') + 1, base)
-        redis.call('HSET', KEYS[i], 'o', me, 'n', 1, 't',
-            string.format('%d', token), 'r', ARGV[3])
-        redis.call('PEXPIRE', KEYS[i], lease)
-        if h[5] then
-            waiter_remove(KEYS[i], me, h[5])
-        end
-        -- As lock_acquire: the first waiter learns the new lease.
-        if waiters_maybe(h[6], h[7]) then
-            waiter_recap(KEYS[i], h[6], h[7], me, lease, ARGV[4], ARGV[4 + i])
-        end
-        out[#out + 1] = token
+        base = base or clock_us()
+        out[#out + 1] = grant(KEYS[i], me, ARGV[3], lease, h[3], base, h[5],
+            h[6], h[7], ARGV[4], ARGV[4 + i])
         out[#out + 1] = 1
     end
 end

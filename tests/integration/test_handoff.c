@@ -50,7 +50,9 @@ static void register_dead(rdlt_server *s, const char *name, const char *owner,
     char *body = rdlt_read_script(RDL_TEST_SCRIPTS_DIR, "lock_acquire");
     char key[128], life[24];
     redisReply *r;
-    snprintf(key, sizeof(key), "rdl:lock:{%s}", name);
+    /* A name with its own hash tag is not wrapped (src/core/keys.c). */
+    snprintf(key, sizeof(key),
+             strchr(name, '{') != NULL ? "rdl:lock:%s" : "rdl:lock:{%s}", name);
     snprintf(life, sizeof(life), "%lld", (long long)life_ms);
     r = rdlt_cmd(s, "EVAL %s 1 %s %s 30000 dead-req %s %b", body, key, owner,
                  life, "", (size_t)0);
@@ -403,6 +405,46 @@ static void test_handoff_new_holder_lease_reaches_next_waiter(void **state)
     rdlt_assert_rc(v.rc, RDL_ELOST); /* its lease ran out */
 }
 
+static void free_multi(void *l)
+{
+    rdl_lock_free(l);
+}
+
+/* The same as above for a grant by a MultiLock's one-call path (every part
+ * a plain lock on one server: lock_acquire_multi), past a dead first
+ * registration: the release goes to the dead waiter, which never takes the
+ * lock; the multilock takes it with a 300 ms lease and never releases; the
+ * live waiter behind, asleep on the first holder's 5 s lease, must learn
+ * the new lease from the multilock's grant, which tells the first live
+ * registration (passing the dead one whose wake-up was spent). */
+static void test_handoff_multilock_grant_reaches_next_waiter(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *holder = rdlt_client(s), *mc = rdlt_client(s);
+    rdl_lock_t *hl = rdlt_lock(holder, "{ms}one");
+    /* One hash tag: the one-call path (scripts/lock_acquire_multi.lua). */
+    rdl_lock_t *parts[2] = {rdlt_lock(mc, "{ms}one"), rdlt_lock(mc, "{ms}two")};
+    rdl_lock_t *ml = NULL;
+    waiter w;
+    rdlt_thread *tw;
+    int64_t t0;
+    (void)state;
+
+    rdlt_assert_ok(rdl_multilock_new(parts, 2, &ml));
+    rdlt_defer(free_multi, ml);
+    rdlt_assert_ok(rdl_lock_acquire_as(hl, A, 0, 5000));
+    register_dead(s, "{ms}one", "dead:1", 60000);
+    tw = start_waiter(&w, s, "{ms}one", hl, 2);
+    rdlt_assert_ok(rdl_lock_release_as(hl, A)); /* names the dead one */
+    rdlt_assert_ok(rdl_lock_acquire_as(ml, A, 0, 300));
+    t0 = rdlt_now_ms();
+    if (!rdlt_wait_flag(&w.acquired, 4000))
+        fail_msg("the waiter slept on through the multilock's 300 ms lease");
+    rdlt_assert_between(rdlt_now_ms() - t0, 250, 3000);
+    finish(&w, tw);
+    rdlt_assert_rc(rdl_lock_release_as(ml, A), RDL_ELOST);
+}
+
 static void free_rw(void *p)
 {
     rdl_rwlock_free(p);
@@ -474,6 +516,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_handoff_rw_writer_release_wakes_one_writer),
     RDLT_TEST(test_handoff_message_for_another_owner_ignored),
     RDLT_TEST(test_handoff_new_holder_lease_reaches_next_waiter),
+    RDLT_TEST(test_handoff_multilock_grant_reaches_next_waiter),
 };
 
 RDLT_MAIN(tests)

@@ -1,0 +1,38 @@
+-- lib/grant: how the plain lock's scripts (lock_acquire, and each part of
+-- lock_acquire_multi) re-enter and grant a hold, pulled into them when they
+-- are embedded, after lib/waiters. Not a script of its own.
+
+-- The server time in microseconds.
+local function clock_us()
+    local t = redis.call('TIME')
+    return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+
+-- One more level of the owner's hold (count n after it), for request id;
+-- re-entering never shortens the hold.
+local function reenter(key, n, id, lease)
+    redis.call('HSET', key, 'n', n, 'r', id)
+    if redis.call('PTTL', key) < lease then
+        redis.call('PEXPIRE', key, lease)
+    end
+end
+
+-- A new hold of `key` for owner me: the token is max(last + 1, us), the
+-- server time in microseconds (docs/design-notes.md "Fencing tokens: the
+-- exact guarantee"). mine: the owner's registration seq, if it waited;
+-- qh, qt: the registry's bounds. A grant while others wait tells the
+-- first of them the new lease (waiter_recap). Returns the token.
+local function grant(key, me, id, lease, last, us, mine, qh, qt, pubcmd,
+                     channel)
+    local token = math.max(tonumber(last or '0') + 1, us)
+    redis.call('HSET', key, 'o', me, 'n', 1, 't', string.format('%d', token),
+        'r', id)
+    redis.call('PEXPIRE', key, lease)
+    if mine then
+        waiter_remove(key, me, mine)
+    end
+    if waiters_maybe(qh, qt) then
+        waiter_recap(key, qh, qt, me, lease, pubcmd, channel)
+    end
+    return token
+end
