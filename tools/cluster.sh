@@ -34,31 +34,8 @@ cli() {
     shift
     redis-cli -h "$host" -p "$p" "$@"
 }
-port_busy() { (exec 3<>"/dev/tcp/$host/$1") 2>/dev/null; }
-
-# 1 if pid $1 is still a redis-server on port $2 (not a reused pid).
-is_node() {
-    [ -r "/proc/$1/cmdline" ] &&
-        tr '\0' ' ' <"/proc/$1/cmdline" | grep -q "redis-server.*:$2"
-}
-
-# 1 while pid $1 is our node on port $2 or still exiting (its command line
-# is empty then); 0 once it is gone or the pid belongs to another program.
-exiting() {
-    local cmd
-    kill -0 "$1" 2>/dev/null || return 1
-    cmd=$(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null) || return 1
-    [ -z "$cmd" ] || is_node "$1" "$2"
-}
-
-# The pid of our node on port $1, if it still runs as that redis-server.
-our_pid() {
-    local f="$dir/$1/redis.pid" pid
-    [ -f "$f" ] || return 1
-    pid=$(cat "$f")
-    [ -n "$pid" ] && is_node "$pid" "$1" || return 1
-    echo "$pid"
-}
+# shellcheck source=tools/lib/nodes.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/nodes.sh"
 
 ports_of() {
     local d
@@ -174,36 +151,23 @@ start() {
 }
 
 stop() {
-    local p pid ports=() pids=() i
+    local p pid nodes=()
     [ -e "$dir/$marker" ] || {
         log "$dir holds no cluster started by this script"
         exit 1
     }
-    # All at once: a node takes a moment to exit after SIGTERM.
     for p in $(ports_of); do
-        pid=$(our_pid "$p") || continue
-        kill "$pid"
-        ports+=("$p")
-        pids+=("$pid")
+        pid=$(node_pid "$p") || continue
+        nodes+=("$pid:$p")
     done
-    # Wait until each is gone, not only exiting (an exiting process has an
-    # empty command line for a while), so its ports are free on return.
-    for i in "${!pids[@]}"; do
-        for _ in $(seq 100); do
-            exiting "${pids[$i]}" "${ports[$i]}" || break
-            sleep 0.1
-        done
-        if is_node "${pids[$i]}" "${ports[$i]}"; then
-            kill -9 "${pids[$i]}"
-        fi
-    done
+    terminate "${nodes[@]}"
     rm -rf "$dir"
 }
 
 status() {
     local p state role
     for p in $(ports_of); do
-        if our_pid "$p" >/dev/null; then
+        if node_pid "$p" >/dev/null; then
             state=$(cli "$p" CLUSTER INFO | tr -d '\r' |
                 awk -F: '$1 == "cluster_state" {print $2}')
             role=$(cli "$p" ROLE | head -n 1)

@@ -63,33 +63,8 @@ scli() {
     shift
     env -u REDISCLI_AUTH redis-cli -h "$host" -p "$p" "$@"
 }
-port_busy() { (exec 3<>"/dev/tcp/$host/$1") 2>/dev/null; }
-
-# 1 if pid $1 is still a redis-server (or sentinel) on port $2, not a
-# reused pid.
-is_node() {
-    [ -r "/proc/$1/cmdline" ] &&
-        tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" |
-        grep -Eq "redis-server.*:$2([^0-9]|\$)"
-}
-
-# 1 while pid $1 is our node on port $2 or still exiting (its command line
-# is empty then); 0 once it is gone or the pid belongs to another program.
-exiting() {
-    local cmd
-    kill -0 "$1" 2>/dev/null || return 1
-    cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline") || return 1
-    [ -z "$cmd" ] || is_node "$1" "$2"
-}
-
-# The pid of our node on port $1, if it still runs as that redis-server.
-our_pid() {
-    local f="$dir/$1/redis.pid" pid
-    [ -f "$f" ] || return 1
-    pid=$(cat "$f")
-    [ -n "$pid" ] && is_node "$pid" "$1" || return 1
-    echo "$pid"
-}
+# shellcheck source=tools/lib/nodes.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/nodes.sh"
 
 # The ports start wrote down, by kind: data nodes (master first, as
 # started) and sentinels.
@@ -305,31 +280,24 @@ start() {
 }
 
 stop() {
-    local p pid ports=() pids=() i
+    local p pid nodes=()
     [ -e "$dir/$marker" ] || {
         log "$dir holds no deployment started by this script"
         exit 1
     }
     # Sentinels first, so none of them reacts to the data nodes going
-    # away; then all of those at once: a node takes a moment to exit
-    # after SIGTERM.
-    for p in $(sentinel_ports) $(data_ports); do
-        pid=$(our_pid "$p") || continue
-        kill "$pid"
-        ports+=("$p")
-        pids+=("$pid")
+    # away; then all of those at once.
+    for p in $(sentinel_ports); do
+        pid=$(node_pid "$p") || continue
+        nodes+=("$pid:$p")
     done
-    # Wait until each is gone, not only exiting (an exiting process has an
-    # empty command line for a while), so its ports are free on return.
-    for i in "${!pids[@]}"; do
-        for _ in $(seq 100); do
-            exiting "${pids[$i]}" "${ports[$i]}" || break
-            sleep 0.1
-        done
-        if is_node "${pids[$i]}" "${ports[$i]}"; then
-            kill -9 "${pids[$i]}"
-        fi
+    terminate "${nodes[@]}"
+    nodes=()
+    for p in $(data_ports); do
+        pid=$(node_pid "$p") || continue
+        nodes+=("$pid:$p")
     done
+    terminate "${nodes[@]}"
     rm -rf "$dir"
 }
 
@@ -340,7 +308,7 @@ status() {
         exit 1
     }
     for p in $(sentinel_ports); do
-        if our_pid "$p" >/dev/null; then
+        if node_pid "$p" >/dev/null; then
             m=$(reported_master "$p")
             echo "$host:$p sentinel master ${m:-unknown}"
         else
@@ -348,7 +316,7 @@ status() {
         fi
     done
     for p in $(data_ports); do
-        if our_pid "$p" >/dev/null; then
+        if node_pid "$p" >/dev/null; then
             echo "$host:$p $(role_of "$host:$p")"
         else
             echo "$host:$p down"

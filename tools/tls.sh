@@ -38,24 +38,8 @@ cli() {
         --cacert "$dir/ca.crt" --cert "$dir/client.crt" \
         --key "$dir/client.key" "${@:2}"
 }
-port_busy() { (exec 3<>"/dev/tcp/$host/$1") 2>/dev/null; }
-
-# 1 if pid $1 is still a redis-server on port $2 (not a reused pid).
-is_node() {
-    [ -r "/proc/$1/cmdline" ] &&
-        tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" |
-        grep -Eq "redis-server.*:$2([^0-9]|\$)"
-}
-
-# 1 while pid $1 is our server on port $2 or still exiting (its command
-# line is empty then); 0 once it is gone or the pid belongs to another
-# program.
-exiting() {
-    local cmd
-    kill -0 "$1" 2>/dev/null || return 1
-    cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline") || return 1
-    [ -z "$cmd" ] || is_node "$1" "$2"
-}
+# shellcheck source=tools/lib/nodes.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/nodes.sh"
 
 # The pid of our server, if it still runs as that redis-server.
 our_pid() {
@@ -150,16 +134,7 @@ stop() {
     }
     if pid=$(our_pid); then
         port=$(cat "$dir/port")
-        kill "$pid"
-        # Until it is gone, not only exiting (an exiting process has an
-        # empty command line for a while), so its port is free on return.
-        for _ in $(seq 100); do
-            exiting "$pid" "$port" || break
-            sleep 0.1
-        done
-        if is_node "$pid" "$port"; then
-            kill -9 "$pid"
-        fi
+        terminate "$pid:$port"
     fi
     rm -rf "$dir"
 }

@@ -25,19 +25,8 @@ static const char *const node_args[] = {"--cluster-enabled",
 /* Over TLS the nodes also speak TLS to each other (bus and replication);
  * each keeps its plain port for the fixture's own commands, and answers a
  * TLS client with the TLS ports of the others. */
-static const char *const tls_node_args[] = {"--cluster-enabled",
-                                            "yes",
-                                            "--cluster-node-timeout",
-                                            "1000",
-                                            "--cluster-replica-validity-factor",
-                                            "0",
-                                            "--cluster-allow-replica-migration",
-                                            "no",
-                                            "--tls-cluster",
-                                            "yes",
-                                            "--tls-replication",
-                                            "yes",
-                                            NULL};
+static const char *const tls_node_args[] = {"--tls-cluster", "yes",
+                                            "--tls-replication", "yes", NULL};
 
 struct rdlt_cluster {
     rdlt_server *node[RDLT_CLUSTER_NODES];
@@ -73,6 +62,18 @@ static int known_nodes(rdlt_server *s)
     return n;
 }
 
+static rdlt_server *start_tls_node(const rdlt_pki *pki)
+{
+    const char *args[32];
+    size_t n = 0, i;
+    for (i = 0; node_args[i] != NULL; i++)
+        args[n++] = node_args[i];
+    for (i = 0; tls_node_args[i] != NULL; i++)
+        args[n++] = tls_node_args[i];
+    args[n] = NULL;
+    return rdlt_tls_server_start(pki, pki->server, 0, args);
+}
+
 rdlt_cluster *rdlt_cluster_start(void)
 {
     static const long ranges[3][2] = {{0, 5460}, {5461, 10922}, {10923, 16383}};
@@ -86,10 +87,8 @@ rdlt_cluster *rdlt_cluster_start(void)
         getenv("RDL_TEST_CLUSTER_TLS")[0] == '1')
         cl->pki = rdlt_pki_make();
     for (i = 0; i < RDLT_CLUSTER_NODES; i++)
-        cl->node[i] = cl->pki != NULL
-                          ? rdlt_tls_server_start(cl->pki, cl->pki->server, 0,
-                                                  tls_node_args)
-                          : rdlt_server_start_args(node_args);
+        cl->node[i] = cl->pki != NULL ? start_tls_node(cl->pki)
+                                      : rdlt_server_start_args(node_args);
     for (i = 0; i < RDLT_CLUSTER_NODES; i++) {
         redisReply *r;
         /* Distinct epochs up front: no epoch collision to resolve. */
