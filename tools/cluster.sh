@@ -93,7 +93,7 @@ settled() {
 }
 
 start() {
-    local p i addrs=() url
+    local p addrs=() url
     if [ -e "$dir/$marker" ]; then
         log "$dir already holds a cluster; stop it first"
         exit 1
@@ -120,7 +120,7 @@ start() {
         addrs+=("$host:$p")
     done
     for p in "${picked[@]}"; do
-        for i in $(seq 100); do
+        for _ in $(seq 100); do
             cli "$p" PING >/dev/null 2>&1 && break
             sleep 0.1
         done
@@ -134,7 +134,7 @@ start() {
         cat "$dir/create.log" >&2
         exit 1
     }
-    for i in $(seq 300); do
+    for _ in $(seq 300); do
         settled "${picked[@]}" && break
         sleep 0.1
     done
