@@ -427,8 +427,7 @@ static void test_client_loop_thread_blocks_signals(void **state)
  * unnamed, and everything else works. */
 static void test_client_without_client_command(void **state)
 {
-    static const char *const args[] = {"--rename-command", "CLIENT", "",
-                                       NULL};
+    static const char *const args[] = {"--rename-command", "CLIENT", "", NULL};
     rdlt_server *s = rdlt_server_start_args(args);
     rdl_client_t *c = rdlt_client(s);
     rdl_lock_t *l = rdlt_lock(c, "unnamed");
