@@ -197,6 +197,76 @@ static void test_sentinel_master_killed(void **state)
     failover_case(1);
 }
 
+static void *wait_a_while(void *arg)
+{
+    waiter *w = arg;
+    w->rc = rdl_lock_acquire_as(w->lock, B, 20000, 10000);
+    return NULL;
+}
+
+/* Closing in every state: with a waiter blocked on a lock (it gets
+ * RDL_ECLOSED), and a client whose connect failed because no sentinel
+ * answered (freed without a leak: ASan runs this too). */
+static void test_sentinel_close_states(void **state)
+{
+    rdlt_sentinel *sn = rdlt_sentinel_start(NULL);
+    rdl_client_t *c = sentinel_client(rdlt_sentinel_url(sn));
+    rdl_client_t *holder = sentinel_client(rdlt_sentinel_url(sn));
+    rdl_lock_t *hl = rdlt_lock(holder, "close");
+    rdl_client_t *dead;
+    waiter w;
+    rdlt_thread *t;
+    int i;
+    (void)state;
+
+    w.lock = rdlt_lock(c, "close");
+    w.rc = -1;
+    rdlt_assert_ok(rdl_lock_acquire_as(hl, A, 0, 30000));
+    t = rdlt_thread_start(wait_a_while, &w);
+    while (rdlt_info(hl, A).waiters < 1)
+        rdlt_sleep_ms(10);
+    rdlt_assert_ok(rdl_client_close(c));
+    rdlt_thread_join(t);
+    rdlt_assert_rc(w.rc, RDL_ECLOSED);
+    rdlt_assert_ok(rdl_lock_release_as(hl, A));
+
+    for (i = 0; i < RDLT_SENTINELS; i++)
+        rdlt_server_stop(rdlt_sentinel_node(sn, i));
+    dead = rdlt_client_new(rdlt_sentinel_url(sn));
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(dead, 500, 500));
+    rdlt_assert_rc(rdl_client_connect(dead), RDL_ECONNREFUSED);
+    rdlt_client_free(dead);
+    /* A connected client keeps working on the master it knows. */
+    rdlt_assert_ok(rdl_lock_acquire_as(hl, A, 0, 10000));
+    rdlt_assert_ok(rdl_lock_release_as(hl, A));
+}
+
+/* The master restarts (without its data): the client reconnects to it,
+ * or follows the sentinels if they fail over meanwhile, and locks again. */
+static void test_sentinel_master_restart(void **state)
+{
+    rdlt_sentinel *sn = rdlt_sentinel_start(NULL);
+    rdl_client_t *c = sentinel_client(rdlt_sentinel_url(sn));
+    rdl_lock_t *l = rdlt_lock(c, "restart");
+    rdlt_server *m = rdlt_sentinel_master(sn);
+    int64_t deadline;
+    int rc = -1;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 10000));
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+    rdlt_server_stop(m);
+    rdlt_server_restart(m);
+    deadline = rdlt_now_ms() + 20000;
+    while (rc != 0 && rdlt_now_ms() < deadline) {
+        rc = rdl_lock_acquire_as(l, A, 0, 10000);
+        if (rc != 0)
+            rdlt_sleep_ms(100);
+    }
+    rdlt_assert_ok(rc);
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+}
+
 /* rediss+sentinel://: TLS to the sentinels and the data nodes, across a
  * failover. */
 static void test_sentinel_tls(void **state)
@@ -234,6 +304,8 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_sentinel_failover),
     RDLT_TEST(test_sentinel_master_killed),
     RDLT_TEST(test_sentinel_tls),
+    RDLT_TEST(test_sentinel_close_states),
+    RDLT_TEST(test_sentinel_master_restart),
 };
 
 RDLT_MAIN(tests)
