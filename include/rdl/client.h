@@ -142,6 +142,32 @@ RDL_API int rdl_client_set_timeouts_ms(rdl_client_t *c, int64_t connect_ms,
  */
 RDL_API int rdl_client_set_watchdog_ms(rdl_client_t *c, int64_t lease_ms);
 
+/** rdl_client_set_durability(): every replica connected to the master. */
+#define RDL_REPLICAS_ALL (-1)
+
+/**
+ * Durable acquisitions (README "Durable acquisitions"): with replicas > 0
+ * (or RDL_REPLICAS_ALL: every replica the master lists when the grant is
+ * confirmed), an acquisition is reported only once WAIT confirms that that
+ * many replicas received the grant and its fencing token, within
+ * timeout_ms; otherwise the grant is given back (by its request id) and
+ * the call fails with RDL_ENOREPLICAS, nothing held, rdl_client_errmsg()
+ * saying how many replicas confirmed. So a failover to a confirmed replica
+ * never hands a held lock to a second owner. Every lock kind, each part of
+ * a MultiLock. The WAITs go on a connection of their own per master, so
+ * other commands are not held up; concurrent grants share one WAIT.
+ * Releases and renewals are not waited for (see the README for what that
+ * means).
+ *
+ * @param replicas    0 (the default): off; 1..1000 or RDL_REPLICAS_ALL.
+ * @param timeout_ms  1.. below the command timeout (checked again at
+ *                    connect).
+ * @return 0; RDL_EINVAL for values out of range or after connect.
+ * Thread safety: as rdl_client_set_url().
+ */
+RDL_API int rdl_client_set_durability(rdl_client_t *c, int replicas,
+                                      int64_t timeout_ms);
+
 /**
  * Runs the client on the caller's libuv loop instead of a thread of its own.
  * Then rdl_client_connect() must be called on the thread that runs that

@@ -29,6 +29,7 @@ typedef struct rdl__node {
     char *host;
     int port;
     rdl__conn *cmd; /* opened on first use */
+    rdl__conn *dur; /* the durable line (router.h), opened on first use */
     rdl__conn *sub; /* opened on first use, by the hub */
     int down;       /* the command connection failed and is not back */
     int probed;     /* asked for the slot table in this round */
@@ -70,13 +71,17 @@ void rdl__cluster_close(rdl__cluster *cl);
 void rdl__cluster_refresh(rdl__cluster *cl);
 rdl__node *rdl__node_get(rdl__cluster *cl, const char *host, int port);
 rdl__conn *rdl__node_cmd(rdl__node *n);
+/* The node's connection of `line`, opened on first use; NULL when out of
+ * memory. */
+rdl__conn *rdl__node_line(rdl__node *n, rdl__line line);
 /* The slot's master, else any node (its MOVED will tell the owner). */
 rdl__node *rdl__cluster_owner(rdl__cluster *cl, unsigned slot);
 
 /* router.c */
 /* The router's send: see rdl__client_send(). */
-int rdl__cluster_send(rdl__cluster *cl, unsigned slot, const char *cmd,
-                      size_t len, rdl__reply_fn fn, void *data);
+int rdl__cluster_send(rdl__cluster *cl, unsigned slot, rdl__line line,
+                      const char *cmd, size_t len, rdl__reply_fn fn,
+                      void *data);
 /* Shutdown: fails the commands waiting for a retry with RDL_ECLOSED. */
 void rdl__cluster_fail_delayed(rdl__cluster *cl);
 /* The retry timer: sends the delayed commands that are due. */

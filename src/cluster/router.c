@@ -32,6 +32,7 @@ struct rdl__rcmd {
     rdl__queue qnode; /* in cl->delayed while waiting */
     rdl__cluster *cl;
     unsigned slot;
+    rdl__line line;
     rdl__node *ask;     /* ASK target for the next send */
     rdl__node *sent_to; /* node of the send in flight */
     int redirects;
@@ -131,7 +132,7 @@ static int submit(rdl__rcmd *rc)
         delay(rc, RDL_ECONNREFUSED);
         return 0;
     }
-    cn = rdl__node_cmd(n);
+    cn = rdl__node_line(n, rc->line);
     if (cn == NULL)
         return RDL_ENOMEM;
     /* ASKING holds for the next command on the connection only; both
@@ -201,8 +202,16 @@ static void on_reply(void *data, int status, const redisReply *r)
         return;
     }
     switch (status) {
-    case RDL__EMOVED:
     case RDL__EASK:
+        /* A durable write must be answered by the slot's master, whose
+         * WAIT then covers it: wait for the migration to end instead. */
+        if (rc->line == RDL__LINE_DURABLE) {
+            delay(rc, RDL__ETRYAGAIN);
+            return;
+        }
+        redirect(rc, status, r);
+        return;
+    case RDL__EMOVED:
         redirect(rc, status, r);
         return;
     case RDL_ECLUSTERDOWN:
@@ -247,8 +256,8 @@ void rdl__cluster_retry_timer(uv_timer_t *t)
     arm(cl);
 }
 
-int rdl__cluster_send(rdl__cluster *cl, unsigned slot, const char *cmd,
-                      size_t len, rdl__reply_fn fn, void *data)
+int rdl__cluster_send(rdl__cluster *cl, unsigned slot, rdl__line line,
+                      const char *cmd, size_t len, rdl__reply_fn fn, void *data)
 {
     rdl__rcmd *rc;
     int status;
@@ -261,6 +270,7 @@ int rdl__cluster_send(rdl__cluster *cl, unsigned slot, const char *cmd,
     rdl__queue_init(&rc->qnode);
     rc->cl = cl;
     rc->slot = slot & (RDL__SLOTS - 1);
+    rc->line = line;
     rc->deadline = rdl__now_ms() + (uint64_t)cl->c->command_ms;
     rc->fn = fn;
     rc->data = data;

@@ -91,6 +91,22 @@ rdl__conn *rdl__node_cmd(rdl__node *n)
     return n->cmd;
 }
 
+/* The durable line reports nothing: the main line tells a node is down. */
+static const rdl__conn_events dur_events = {NULL, NULL, NULL, NULL};
+
+rdl__conn *rdl__node_line(rdl__node *n, rdl__line line)
+{
+    if (line == RDL__LINE_MAIN)
+        return rdl__node_cmd(n);
+    if (n->dur == NULL) {
+        n->dur = rdl__conn_new(n->cl->c, RDL__CONN_CMD, n->host, n->port,
+                               &dur_events, n);
+        if (n->dur != NULL)
+            rdl__conn_start(n->dur);
+    }
+    return n->dur;
+}
+
 rdl__node *rdl__cluster_owner(rdl__cluster *cl, unsigned slot)
 {
     rdl__queue *q;
@@ -109,10 +125,10 @@ rdl__node *rdl__cluster_owner(rdl__cluster *cl, unsigned slot)
 
 /* ---- the router (core/router.h) ----------------------------------------- */
 
-static rdl__conn *cl_conn(rdl__router *r, unsigned slot)
+static rdl__conn *cl_conn(rdl__router *r, unsigned slot, rdl__line line)
 {
     rdl__cluster *cl = (rdl__cluster *)r;
-    return rdl__node_cmd(rdl__cluster_owner(cl, slot));
+    return rdl__node_line(rdl__cluster_owner(cl, slot), line);
 }
 
 static rdl__conn *cl_sub(rdl__router *r, unsigned slot,
@@ -143,10 +159,10 @@ static unsigned cl_slot(const rdl__router *r, const char *key, size_t len)
     return rdl__slot(key, len);
 }
 
-static int cl_send(rdl__router *r, unsigned slot, const char *cmd, size_t len,
-                   rdl__reply_fn fn, void *data)
+static int cl_send(rdl__router *r, unsigned slot, rdl__line line,
+                   const char *cmd, size_t len, rdl__reply_fn fn, void *data)
 {
-    return rdl__cluster_send((rdl__cluster *)r, slot, cmd, len, fn, data);
+    return rdl__cluster_send((rdl__cluster *)r, slot, line, cmd, len, fn, data);
 }
 
 static void cl_refresh(rdl__router *r)
@@ -424,6 +440,7 @@ void rdl__cluster_close(rdl__cluster *cl)
         /* Closing fails the connection's commands, whose callbacks see
          * cl->closing and end without a retry. */
         rdl__conn_close(n->cmd);
+        rdl__conn_close(n->dur);
         rdl__conn_close(n->sub);
         rdl__free(n->host);
         rdl__free(n);

@@ -169,6 +169,19 @@ int rdl_client_set_timeouts_ms(rdl_client_t *c, int64_t connect_ms,
     return 0;
 }
 
+/* A WAIT blocks its connection for up to its timeout; a shorter command
+ * timeout would reset the connection under it. */
+static int durable_timeout_ok(rdl_client_t *c, int64_t timeout_ms)
+{
+    if (timeout_ms >= 1 && timeout_ms < c->command_ms)
+        return 1;
+    rdl__errmsg_set(c,
+                    "durability timeout %lld ms: must be 1.. and below the "
+                    "command timeout (%lld ms)",
+                    (long long)timeout_ms, (long long)c->command_ms);
+    return 0;
+}
+
 int rdl_client_set_watchdog_ms(rdl_client_t *c, int64_t lease_ms)
 {
     int rc = configurable(c);
@@ -177,6 +190,23 @@ int rdl_client_set_watchdog_ms(rdl_client_t *c, int64_t lease_ms)
     if (!in_range(c, "watchdog lease", lease_ms, 100, 86400000))
         return RDL_EINVAL;
     c->watchdog_ms = lease_ms;
+    return 0;
+}
+
+int rdl_client_set_durability(rdl_client_t *c, int replicas, int64_t timeout_ms)
+{
+    int rc = configurable(c);
+    if (rc != 0)
+        return rc;
+    if (replicas != RDL_REPLICAS_ALL && (replicas < 0 || replicas > 1000)) {
+        rdl__errmsg_set(c, "replicas %d: 0..1000 or RDL_REPLICAS_ALL",
+                        replicas);
+        return RDL_EINVAL;
+    }
+    if (replicas != 0 && !durable_timeout_ok(c, timeout_ms))
+        return RDL_EINVAL;
+    c->durable_replicas = replicas;
+    c->durable_timeout_ms = timeout_ms;
     return 0;
 }
 
@@ -253,8 +283,14 @@ void rdl__client_owner(const rdl_client_t *c, rdl_owner_t owner, char out[64])
 
 rdl__conn *rdl__client_route(rdl_client_t *c, const char *key)
 {
+    return rdl__client_route_line(c, key, RDL__LINE_MAIN);
+}
+
+rdl__conn *rdl__client_route_line(rdl_client_t *c, const char *key, int line)
+{
     rdl__router *r = c->router;
-    return rdl__router_conn(r, rdl__router_slot(r, key, strlen(key)));
+    return rdl__router_conn(r, rdl__router_slot(r, key, strlen(key)),
+                            (rdl__line)line);
 }
 
 unsigned rdl__client_slot(const rdl_client_t *c, const char *key)
@@ -265,9 +301,21 @@ unsigned rdl__client_slot(const rdl_client_t *c, const char *key)
 int rdl__client_send(rdl_client_t *c, const char *key, const char *cmd,
                      size_t len, rdl__reply_fn fn, void *data)
 {
+    return rdl__client_send_line(c, key, RDL__LINE_MAIN, cmd, len, fn, data);
+}
+
+int rdl__client_send_line(rdl_client_t *c, const char *key, int line,
+                          const char *cmd, size_t len, rdl__reply_fn fn,
+                          void *data)
+{
     rdl__router *r = c->router;
-    return rdl__router_send(r, rdl__router_slot(r, key, strlen(key)), cmd, len,
-                            fn, data);
+    return rdl__router_send(r, rdl__router_slot(r, key, strlen(key)),
+                            (rdl__line)line, cmd, len, fn, data);
+}
+
+int rdl__client_acquire_line(const rdl_client_t *c)
+{
+    return c->durable_replicas != 0 ? RDL__LINE_DURABLE : RDL__LINE_MAIN;
 }
 
 const char *rdl__client_publish_cmd(const rdl_client_t *c)
@@ -481,6 +529,9 @@ int rdl_client_connect(rdl_client_t *c)
         rdl__errmsg_set(c, "the previous connection is still closing");
         return RDL_EINVAL;
     }
+    if (c->durable_replicas != 0 &&
+        !durable_timeout_ok(c, c->durable_timeout_ms))
+        return RDL_EINVAL;
     if (c->url.tls && c->tls == NULL) {
         char err[300];
         if ((rc = rdl__tls_ctx_new(NULL, &c->tls, err, sizeof(err))) != 0) {

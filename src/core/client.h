@@ -61,6 +61,8 @@ struct rdl_client_s {
     int64_t connect_ms;
     int64_t command_ms;
     int64_t watchdog_ms;
+    int durable_replicas;       /* 0: off; RDL_REPLICAS_ALL; or a count */
+    int64_t durable_timeout_ms; /* for WAIT */
     uv_loop_t *user_loop;
     char id[33];
 
@@ -119,6 +121,10 @@ void rdl__client_owner(const rdl_client_t *c, rdl_owner_t owner, char out[64]);
  * client runs. Together with rdl__slot() this is how work is grouped per
  * node and slot (the watchdog's batches). */
 rdl__conn *rdl__client_route(rdl_client_t *c, const char *key);
+/* The same for a line (rdl__line, router.h): the durable line's
+ * connection, on which durable writes are confirmed (rdl__conn_confirm).
+ * NULL when out of memory. */
+rdl__conn *rdl__client_route_line(rdl_client_t *c, const char *key, int line);
 /* Sends a formatted command for `key` (copied) to the node that serves
  * it. On a cluster, MOVED and ASK redirects are followed (RDL_EREDIRECT
  * once the redirect budget is spent), TRYAGAIN, CLUSTERDOWN, LOADING and a
@@ -128,6 +134,13 @@ rdl__conn *rdl__client_route(rdl_client_t *c, const char *key);
  * 0, RDL_ENOMEM or RDL_ECLOSED (then fn is never called). */
 int rdl__client_send(rdl_client_t *c, const char *key, const char *cmd,
                      size_t len, rdl__reply_fn fn, void *data);
+/* The line acquisition scripts go on: the durable one when durability is
+ * on (rdl_client_set_durability), so their WAIT blocks only them. */
+int rdl__client_acquire_line(const rdl_client_t *c);
+/* The same on a line (rdl__line, router.h). */
+int rdl__client_send_line(rdl_client_t *c, const char *key, int line,
+                          const char *cmd, size_t len, rdl__reply_fn fn,
+                          void *data);
 /* The group of `key` for calls with several keys: its cluster slot on a
  * cluster (keys of one script call must share a slot there, or the call
  * fails with CROSSSLOT), 0 on one server, where any keys may share a call.

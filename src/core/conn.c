@@ -104,9 +104,15 @@ struct rdl__conn {
     rdl__queue sent;
     char *wbuf;
     size_t wlen, wcap;
-    unsigned attempt;    /* failed attempts in a row, for backoff */
-    unsigned handshakes; /* handshake replies still expected */
-    unsigned handles;    /* open libuv handles */
+    rdl__queue confirm_next;   /* confirmations waiting for the next WAIT */
+    rdl__queue confirm_flight; /* those the WAIT in flight covers */
+    int confirm_replicas;      /* of the requests (the client's setting) */
+    int64_t confirm_timeout;
+    long long confirm_wanted; /* replicas the WAIT in flight asks for */
+    unsigned gen;             /* connections established so far */
+    unsigned attempt;         /* failed attempts in a row, for backoff */
+    unsigned handshakes;      /* handshake replies still expected */
+    unsigned handles;         /* open libuv handles */
 };
 
 static void start_connect(rdl__conn *cn);
@@ -627,6 +633,7 @@ static void on_ready(rdl__conn *cn)
     uv_timer_stop(&cn->timer);
     cn->state = READY;
     cn->attempt = 0;
+    cn->gen++;
     RDL__STAT_INC(cn->c, connects);
     write_unsent(cn);
     if (cn->ev->ready != NULL)
@@ -926,6 +933,8 @@ rdl__conn *rdl__conn_new(rdl_client_t *c, rdl__conn_role role, const char *host,
     set_addr(cn);
     rdl__queue_init(&cn->unsent);
     rdl__queue_init(&cn->sent);
+    rdl__queue_init(&cn->confirm_next);
+    rdl__queue_init(&cn->confirm_flight);
     uv_timer_init(c->loop, &cn->timer);
     init_handle(cn, (uv_handle_t *)&cn->timer);
     uv_timer_init(c->loop, &cn->cmd_timer);
@@ -959,6 +968,122 @@ void rdl__conn_close(rdl__conn *cn)
      * caller error). Never written: they did not run. */
     fail_queue(&cn->sent, RDL_ECONNLOST);
     fail_queue(&cn->unsent, RDL_ECLOSED);
+}
+
+/* ---- confirmations (WAIT) ----------------------------------------------- */
+
+typedef struct confirm {
+    rdl__queue node;
+    rdl__confirm_fn fn;
+    void *data;
+    unsigned gen; /* the connection the writes to confirm went out on */
+} confirm;
+
+static void confirm_launch(rdl__conn *cn);
+
+/* The WAIT in flight answered (or failed): its requests are told, and the
+ * next batch starts. WAIT covers the writes of the connection it is sent
+ * on: for a request whose writes went out on an earlier connection (it
+ * dropped in between) the answer says nothing, and their fate is
+ * unknown. */
+static void confirm_done(rdl__conn *cn, int status, long long acked)
+{
+    rdl__queue done;
+    rdl__queue_init(&done);
+    rdl__queue_move(&cn->confirm_flight, &done);
+    while (!rdl__queue_empty(&done)) {
+        confirm *k = RDL_CONTAINER_OF(rdl__queue_head(&done), confirm, node);
+        rdl__queue_remove(&k->node);
+        k->fn(k->data,
+              status == 0 && k->gen != cn->gen ? RDL_ECONNLOST : status, acked,
+              cn->confirm_wanted);
+        rdl__free(k);
+    }
+    if (!rdl__queue_empty(&cn->confirm_next))
+        confirm_launch(cn);
+}
+
+static void on_confirm_wait(void *data, int status, const redisReply *r)
+{
+    rdl__conn *cn = data;
+    long long acked = 0;
+    if (status == 0 && r->type == REDIS_REPLY_INTEGER)
+        acked = r->integer;
+    else if (status == 0)
+        status = RDL_EPROTO;
+    confirm_done(cn, status, acked);
+}
+
+static int send_wait(rdl__conn *cn, long long wanted)
+{
+    char n[24], t[24];
+    const char *argv[3] = {"WAIT", n, t};
+    cn->confirm_wanted = wanted;
+    snprintf(n, sizeof(n), "%lld", wanted);
+    snprintf(t, sizeof(t), "%lld", (long long)cn->confirm_timeout);
+    return rdl__conn_sendv(cn, 3, argv, NULL, on_confirm_wait, cn);
+}
+
+/* RDL_REPLICAS_ALL: the replicas the master lists now. */
+static void on_confirm_role(void *data, int status, const redisReply *r)
+{
+    rdl__conn *cn = data;
+    long long n = status == 0 ? rdl__reply_role_replicas(r) : 0;
+    if (status == 0 && n < 0)
+        status = RDL_EREADONLY; /* not a master any more */
+    if (status == 0 && n == 0) {
+        cn->confirm_wanted = 0;
+        confirm_done(cn, 0, 0); /* no replica: nothing to lose to */
+        return;
+    }
+    if (status == 0)
+        status = send_wait(cn, n);
+    if (status != 0)
+        confirm_done(cn, status, 0);
+}
+
+/* Sends what the requests in flight need; calls nothing. */
+static int confirm_send(rdl__conn *cn)
+{
+    static const char *role[1] = {"ROLE"};
+    if (cn->confirm_replicas >= 0)
+        return send_wait(cn, cn->confirm_replicas);
+    return rdl__conn_sendv(cn, 1, role, NULL, on_confirm_role, cn);
+}
+
+static void confirm_launch(rdl__conn *cn)
+{
+    int rc;
+    rdl__queue_move(&cn->confirm_next, &cn->confirm_flight);
+    if ((rc = confirm_send(cn)) != 0)
+        confirm_done(cn, rc, 0);
+}
+
+int rdl__conn_confirm(rdl__conn *cn, int replicas, int64_t timeout_ms,
+                      rdl__confirm_fn fn, void *data)
+{
+    confirm *k;
+    int rc;
+    if (cn->state == CLOSED)
+        return RDL_ECLOSED;
+    k = rdl__calloc(1, sizeof(*k));
+    if (k == NULL)
+        return RDL_ENOMEM;
+    k->fn = fn;
+    k->data = data;
+    k->gen = cn->gen;
+    cn->confirm_replicas = replicas;
+    cn->confirm_timeout = timeout_ms;
+    if (!rdl__queue_empty(&cn->confirm_flight)) {
+        rdl__queue_insert_tail(&cn->confirm_next, &k->node);
+        return 0;
+    }
+    rdl__queue_insert_tail(&cn->confirm_flight, &k->node);
+    if ((rc = confirm_send(cn)) != 0) {
+        rdl__queue_remove(&k->node);
+        rdl__free(k);
+    }
+    return rc;
 }
 
 int rdl__conn_is_ready(const rdl__conn *cn)

@@ -181,6 +181,14 @@ int rdl__reply_master_addr(const redisReply *r, char *host, size_t hostlen,
     return 1;
 }
 
+long long rdl__reply_role_replicas(const redisReply *r)
+{
+    if (rdl__reply_role_master(r) != 1 || r->elements < 3 ||
+        r->element[2]->type != REDIS_REPLY_ARRAY)
+        return -1;
+    return (long long)r->element[2]->elements;
+}
+
 int rdl__reply_role_master(const redisReply *r)
 {
     if (r->type != REDIS_REPLY_ARRAY || r->elements < 1)

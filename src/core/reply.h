@@ -60,6 +60,9 @@ int rdl__reply_master_addr(const redisReply *r, char *host, size_t hostlen,
 /* ROLE: 1 if the server says it is a master, 0 if another role, -1 if the
  * reply is not a ROLE reply. */
 int rdl__reply_role_master(const redisReply *r);
+/* ROLE of a master: how many replicas it lists; -1 for another role or a
+ * reply that is not ROLE's. */
+long long rdl__reply_role_replicas(const redisReply *r);
 /* A sentinel's event message on channel ch: 1 with the address stored if
  * it names a new master for `name` ("+switch-master", or "+promoted-slave",
  * which the failover's leader sends as soon as the replica it chose is a

@@ -38,6 +38,12 @@
 #include "conn.h"
 #include "url.h"
 
+/* The command connections of a node. Durable writes (acquisitions that
+ * must be confirmed by replicas, DESIGN §17) go on a line of their own,
+ * followed by WAIT (rdl__conn_confirm), which blocks the connection it is
+ * sent on: unrelated commands on the main line are not held up. */
+typedef enum { RDL__LINE_MAIN = 0, RDL__LINE_DURABLE = 1 } rdl__line;
+
 typedef struct rdl__router_events {
     void (*settled)(void *data, int status);
     void (*topology_changed)(void *data);
@@ -55,13 +61,17 @@ typedef struct rdl__router_ops {
      * sub returns NULL. No event is reported after close. */
     void (*close)(rdl__router *r);
     /* Sends a formatted command (copied) for a key of `slot` to the node
-     * that serves it. See rdl__client_send() for what happens on the way.
-     * Returns 0, RDL_ENOMEM or RDL_ECLOSED (then fn is never called). */
-    int (*send)(rdl__router *r, unsigned slot, const char *cmd, size_t len,
-                rdl__reply_fn fn, void *data);
-    /* The command connection of the node that serves `slot` now (see
-     * rdl__client_route()); never NULL before close. */
-    rdl__conn *(*conn)(rdl__router *r, unsigned slot);
+     * that serves it, on `line`. See rdl__client_send() for what happens
+     * on the way. Returns 0, RDL_ENOMEM or RDL_ECLOSED (then fn is never
+     * called). On the durable line a command is only ever answered by the
+     * slot's master itself (an ASK is waited out, not followed), so that
+     * a WAIT on that master's durable connection covers it. */
+    int (*send)(rdl__router *r, unsigned slot, rdl__line line, const char *cmd,
+                size_t len, rdl__reply_fn fn, void *data);
+    /* The connection of `line` to the node that serves `slot` now (see
+     * rdl__client_route()); never NULL before close (NULL when out of
+     * memory for the durable line, which is opened on first use). */
+    rdl__conn *(*conn)(rdl__router *r, unsigned slot, rdl__line line);
     /* The slot of key[0..len): its cluster slot when sharded, else 0. */
     unsigned (*slot)(const rdl__router *r, const char *key, size_t len);
     /* The subscriber connection for channels of `slot`, opened on first
@@ -109,15 +119,17 @@ static inline unsigned rdl__router_slot(const rdl__router *r, const char *key,
 }
 
 static inline int rdl__router_send(rdl__router *r, unsigned slot,
-                                   const char *cmd, size_t len,
+                                   rdl__line line, const char *cmd, size_t len,
                                    rdl__reply_fn fn, void *data)
 {
-    return r != NULL ? r->ops->send(r, slot, cmd, len, fn, data) : RDL_ECLOSED;
+    return r != NULL ? r->ops->send(r, slot, line, cmd, len, fn, data)
+                     : RDL_ECLOSED;
 }
 
-static inline rdl__conn *rdl__router_conn(rdl__router *r, unsigned slot)
+static inline rdl__conn *rdl__router_conn(rdl__router *r, unsigned slot,
+                                          rdl__line line)
 {
-    return r != NULL ? r->ops->conn(r, slot) : NULL;
+    return r != NULL ? r->ops->conn(r, slot, line) : NULL;
 }
 
 static inline rdl__conn *rdl__router_sub(rdl__router *r, unsigned slot,

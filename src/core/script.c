@@ -21,6 +21,7 @@
 typedef struct call {
     rdl_client_t *c;
     int id;
+    int line; /* rdl__line (router.h) */
     int retried;
     rdl__reply_fn fn;
     void *data;
@@ -59,7 +60,7 @@ static int send_eval(call *k)
     memcpy(p, "\r\n", 2);
     p += 2;
     memcpy(p, k->cmd + k->rest, k->len - k->rest);
-    rc = rdl__client_send(k->c, k->key, buf, total, on_reply, k);
+    rc = rdl__client_send_line(k->c, k->key, k->line, buf, total, on_reply, k);
     rdl__free(buf);
     return rc;
 }
@@ -89,6 +90,13 @@ static void on_reply(void *data, int status, const redisReply *r)
 int rdl__script_run(rdl_client_t *c, int id, int nkeys, const char **keys,
                     int nargs, const char **args, rdl__reply_fn fn, void *data)
 {
+    return rdl__script_run_line(c, 0, id, nkeys, keys, nargs, args, fn, data);
+}
+
+int rdl__script_run_line(rdl_client_t *c, int line, int id, int nkeys,
+                         const char **keys, int nargs, const char **args,
+                         rdl__reply_fn fn, void *data)
+{
     const char *argv[3 + MAX_ARGS];
     char nk[12];
     char *buf = NULL;
@@ -117,6 +125,7 @@ int rdl__script_run(rdl_client_t *c, int id, int nkeys, const char **keys,
     }
     k->c = c;
     k->id = id;
+    k->line = line;
     k->retried = 0;
     k->fn = fn;
     k->data = data;
@@ -128,7 +137,7 @@ int rdl__script_run(rdl_client_t *c, int id, int nkeys, const char **keys,
     k->key = k->cmd + len;
     memcpy(k->key, keys[0], keylen + 1);
     redisFreeCommand(buf);
-    rc = rdl__client_send(c, k->key, k->cmd, k->len, on_reply, k);
+    rc = rdl__client_send_line(c, k->key, line, k->cmd, k->len, on_reply, k);
     if (rc != 0) {
         rdl__free(k);
         return rc;

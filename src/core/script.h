@@ -24,5 +24,10 @@ typedef struct rdl__script {
  * one retry. fn as rdl__reply_fn (a second NOSCRIPT is RDL_ESCRIPT). */
 int rdl__script_run(rdl_client_t *c, int id, int nkeys, const char **keys,
                     int nargs, const char **args, rdl__reply_fn fn, void *data);
+/* The same on a line (rdl__line, router.h): RDL__LINE_DURABLE for writes
+ * that are then confirmed with rdl__conn_confirm(). */
+int rdl__script_run_line(rdl_client_t *c, int line, int id, int nkeys,
+                         const char **keys, int nargs, const char **args,
+                         rdl__reply_fn fn, void *data);
 
 #endif

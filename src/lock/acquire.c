@@ -24,6 +24,8 @@
 #include "lock_int.h"
 
 static void send_try(rdl__acquire *op);
+static void confirm(rdl__acquire *op);
+static void take(rdl__acquire *op);
 
 static void on_timer_closed(uv_handle_t *h)
 {
@@ -228,18 +230,13 @@ static void on_try(void *data, int status, const redisReply *r)
             complete(op, op->unknown_status);
             return;
         }
-        /* Recorded (and an auto hold registered with the watchdog) before
-         * the caller hears of it. */
-        status = rdl__hold_granted(lock, op->owner, res.token, res.count,
-                                   op->sent_at, op->lease_ms, op->auto_lease);
-        if (status != 0) {
-            undo(op);
-            complete(op, status);
+        op->req->fencing_token = res.token;
+        op->granted_count = res.count;
+        if (lock->c->durable_replicas != 0) {
+            confirm(op);
             return;
         }
-        op->req->fencing_token = res.token;
-        RDL__STAT_INC(lock->c, acquires);
-        complete(op, 0);
+        take(op);
         return;
     }
     now = rdl__now_ms();
@@ -282,6 +279,72 @@ static void on_try(void *data, int status, const redisReply *r)
         complete(op, RDL_ETIMEDOUT);
     else
         wait_for_release(op, res.pttl_ms);
+}
+
+/* The grant (its token in op->req) is final: recorded, and an auto hold
+ * registered with the watchdog, before the caller hears of it. */
+static void take(rdl__acquire *op)
+{
+    rdl_lock_t *lock = op->lock;
+    int status = rdl__hold_granted(lock, op->owner, op->req->fencing_token,
+                                   op->granted_count, op->sent_at, op->lease_ms,
+                                   op->auto_lease);
+    if (status != 0) {
+        undo(op);
+        complete(op, status);
+        return;
+    }
+    RDL__STAT_INC(lock->c, acquires);
+    complete(op, 0);
+}
+
+/* Durability (DESIGN §17): the grant counts once the replicas have it. The
+ * WAIT goes on the durable line's connection to the master, where the
+ * grant was written (rdl__conn_confirm). */
+static void on_confirmed(void *data, int status, long long acked,
+                         long long wanted)
+{
+    rdl__acquire *op = data;
+    rdl_lock_t *lock = op->lock;
+    op->inflight = 0;
+    if (status == 0 && acked >= wanted && !op->canceled) {
+        take(op);
+        return;
+    }
+    undo(op); /* nothing may stay held that the caller was not given */
+    if (op->canceled) {
+        complete(op, RDL_ECANCELED);
+    } else if (status == 0) {
+        rdl__errmsg_set(lock->c,
+                        "lock \"%.200s\": %lld of %lld replicas confirmed the "
+                        "grant within %lld ms; it was given back",
+                        lock->name, acked, wanted,
+                        (long long)lock->c->durable_timeout_ms);
+        complete(op, RDL_ENOREPLICAS);
+    } else {
+        rdl__errmsg_set(lock->c,
+                        "lock \"%.200s\": the grant could not be confirmed "
+                        "by the replicas (%s); it was given back",
+                        lock->name, rdl_err_name(status));
+        complete(op, status);
+    }
+}
+
+static void confirm(rdl__acquire *op)
+{
+    rdl_client_t *c = op->lock->c;
+    rdl__conn *cn = rdl__client_route_line(c, op->lock->key_hold,
+                                           rdl__client_acquire_line(c));
+    int rc = cn != NULL
+                 ? rdl__conn_confirm(cn, c->durable_replicas,
+                                     c->durable_timeout_ms, on_confirmed, op)
+                 : RDL_ENOMEM;
+    if (rc != 0) {
+        undo(op);
+        complete(op, rc);
+        return;
+    }
+    op->inflight = 1;
 }
 
 static void send_try(rdl__acquire *op)

@@ -178,6 +178,7 @@ struct rdl__acquire {
     int unknown_status; /* the last of them, reported if no answer follows */
     struct rdl__qentry *qentry; /* the queue entry's heartbeat (fair) */
     int queued;                 /* a try put the owner in the queue */
+    uint32_t granted_count;     /* while the replicas confirm the grant */
     unsigned inflight : 1, again : 1, canceled : 1, done : 1, joined : 1;
 };
 

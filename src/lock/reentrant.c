@@ -26,8 +26,9 @@ static int send_try(rdl__acquire *op, rdl__reply_fn fn)
     snprintf(lease, sizeof(lease), "%lld", (long long)op->lease_ms);
     snprintf(life, sizeof(life), "%lld",
              (long long)rdl__waiter_life_ms(lock->c));
-    return rdl__script_run(lock->c, RDL__SCRIPT_LOCK_ACQUIRE, 1, keys, 6, args,
-                           fn, op);
+    return rdl__script_run_line(lock->c, rdl__client_acquire_line(lock->c),
+                                RDL__SCRIPT_LOCK_ACQUIRE, 1, keys, 6, args, fn,
+                                op);
 }
 
 /* {..., held, waiters} */

@@ -34,8 +34,9 @@ static int send_try(rdl__acquire *op, rdl__reply_fn fn)
     snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
     snprintf(qlease, sizeof(qlease), "%lld",
              (long long)rdl__queue_lease_ms(lock->c));
-    return rdl__script_run(lock->c, RDL__SCRIPT_RW_ACQUIRE, 3, keys, 8, args,
-                           fn, op);
+    return rdl__script_run_line(lock->c, rdl__client_acquire_line(lock->c),
+                                RDL__SCRIPT_RW_ACQUIRE, 3, keys, 8, args, fn,
+                                op);
 }
 
 /* As the other kinds, plus {-1}: the caller holds the read side and asked

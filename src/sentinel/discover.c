@@ -143,6 +143,7 @@ static void switch_to(rdl__sentinel *s, const char *host, int port)
         /* The drop that moving causes is not a failure to react to. */
         s->switching = 1;
         if (rdl__conn_retarget(s->cmd, host, port) != 0 ||
+            (s->dur != NULL && rdl__conn_retarget(s->dur, host, port) != 0) ||
             (s->sub != NULL && rdl__conn_retarget(s->sub, host, port) != 0)) {
             s->switching = 0;
             rdl__sentinel_check_in(s, RETRY_MS);
@@ -174,6 +175,7 @@ static void on_master_down(rdl__conn *cn, int status, void *data)
 
 const rdl__conn_events rdl__sentinel_master_events = {
     on_master_ready, on_master_down, NULL, NULL};
+const rdl__conn_events rdl__sentinel_dur_events = {NULL, NULL, NULL, NULL};
 
 /* ---- watching the sentinels' events ------------------------------------- */
 

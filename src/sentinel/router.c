@@ -21,6 +21,7 @@
 typedef struct scmd {
     rdl__queue qnode; /* in s->parked while waiting */
     rdl__sentinel *s;
+    rdl__line line;
     uint64_t deadline; /* monotonic ms */
     rdl__reply_fn fn;
     void *data;
@@ -61,9 +62,23 @@ static void park(scmd *k)
     arm_park(s);
 }
 
+rdl__conn *rdl__sentinel_line(rdl__sentinel *s, rdl__line line)
+{
+    if (line == RDL__LINE_MAIN)
+        return s->cmd;
+    if (s->dur == NULL && !s->closing)
+        s->dur = rdl__conn_new(
+            s->c, RDL__CONN_CMD, s->host != NULL ? s->host : s->c->url.host,
+            s->host != NULL ? s->port : 0, &rdl__sentinel_dur_events, s);
+    return s->dur;
+}
+
 static int submit(scmd *k)
 {
-    return rdl__conn_send(k->s->cmd, k->buf, k->len, on_reply, k);
+    rdl__conn *cn = rdl__sentinel_line(k->s, k->line);
+    if (cn == NULL)
+        return RDL_ENOMEM;
+    return rdl__conn_send(cn, k->buf, k->len, on_reply, k);
 }
 
 static void on_reply(void *data, int status, const redisReply *r)
@@ -120,8 +135,8 @@ void rdl__sentinel_fail_parked(rdl__sentinel *s, int status)
     }
 }
 
-int rdl__sentinel_send(rdl__sentinel *s, const char *cmd, size_t len,
-                       rdl__reply_fn fn, void *data)
+int rdl__sentinel_send(rdl__sentinel *s, rdl__line line, const char *cmd,
+                       size_t len, rdl__reply_fn fn, void *data)
 {
     scmd *k;
     int status = 0;
@@ -133,6 +148,7 @@ int rdl__sentinel_send(rdl__sentinel *s, const char *cmd, size_t len,
     memset(k, 0, sizeof(*k));
     rdl__queue_init(&k->qnode);
     k->s = s;
+    k->line = line;
     k->deadline = rdl__now_ms() + (uint64_t)s->c->command_ms;
     k->fn = fn;
     k->data = data;
@@ -179,23 +195,24 @@ static void sn_close(rdl__router *r)
     /* Closing fails the connections' commands, whose callbacks see
      * s->closing and end there. */
     rdl__conn_close(s->cmd);
+    rdl__conn_close(s->dur);
     rdl__conn_close(s->sub);
     rdl__sentinel_close_watchers(s);
     uv_close((uv_handle_t *)&s->check_timer, on_timer_closed);
     uv_close((uv_handle_t *)&s->park_timer, on_timer_closed);
 }
 
-static int sn_send(rdl__router *r, unsigned slot, const char *cmd, size_t len,
-                   rdl__reply_fn fn, void *data)
+static int sn_send(rdl__router *r, unsigned slot, rdl__line line,
+                   const char *cmd, size_t len, rdl__reply_fn fn, void *data)
 {
     (void)slot;
-    return rdl__sentinel_send((rdl__sentinel *)r, cmd, len, fn, data);
+    return rdl__sentinel_send((rdl__sentinel *)r, line, cmd, len, fn, data);
 }
 
-static rdl__conn *sn_conn(rdl__router *r, unsigned slot)
+static rdl__conn *sn_conn(rdl__router *r, unsigned slot, rdl__line line)
 {
     (void)slot;
-    return ((rdl__sentinel *)r)->cmd;
+    return rdl__sentinel_line((rdl__sentinel *)r, line);
 }
 
 static unsigned sn_slot(const rdl__router *r, const char *key, size_t len)

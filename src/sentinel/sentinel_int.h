@@ -31,6 +31,7 @@ typedef struct rdl__sentinel {
     int confirmed;
     int switching; /* moving the connections: their drops are expected */
     rdl__conn *cmd;
+    rdl__conn *dur; /* the durable line, opened on first use */
     rdl__conn *sub;
 
     /* The sentinels: one command connection each, opened when first
@@ -64,8 +65,10 @@ void rdl__sentinel_discover(rdl__sentinel *s);
 /* Schedules the next round after ms (replacing a later one). */
 void rdl__sentinel_check_in(rdl__sentinel *s, uint64_t ms);
 void rdl__sentinel_check_timer(uv_timer_t *t);
-/* Events of the master's command connection. */
+/* Events of the master's command connection, and of its durable line
+ * (which only the switch moves). */
 extern const rdl__conn_events rdl__sentinel_master_events;
+extern const rdl__conn_events rdl__sentinel_dur_events;
 /* Shutdown of the sentinel side: closes the sentinels' connections (the
  * arrays are freed with the router). */
 void rdl__sentinel_close_watchers(rdl__sentinel *s);
@@ -76,7 +79,10 @@ void rdl__sentinel_flush(rdl__sentinel *s);
 /* Fails every parked command with status (shutdown). */
 void rdl__sentinel_fail_parked(rdl__sentinel *s, int status);
 void rdl__sentinel_park_timer(uv_timer_t *t);
-int rdl__sentinel_send(rdl__sentinel *s, const char *cmd, size_t len,
-                       rdl__reply_fn fn, void *data);
+int rdl__sentinel_send(rdl__sentinel *s, rdl__line line, const char *cmd,
+                       size_t len, rdl__reply_fn fn, void *data);
+/* The master's connection of `line` (the durable one opened on first use,
+ * at the master's address); NULL when out of memory or closing. */
+rdl__conn *rdl__sentinel_line(rdl__sentinel *s, rdl__line line);
 
 #endif

@@ -14,6 +14,7 @@ typedef struct standalone {
     rdl__router base; /* first: the router is the standalone */
     rdl_client_t *c;
     rdl__conn *cmd;
+    rdl__conn *dur; /* the durable line, opened on first use */
     rdl__conn *sub; /* opened on first use, by the hub */
     int closing;
 } standalone;
@@ -34,6 +35,8 @@ static void on_cmd_down(rdl__conn *cn, int status, void *data)
 
 static const rdl__conn_events cmd_events = {on_cmd_ready, on_cmd_down, NULL,
                                             NULL};
+/* The durable line reports nothing: the main line settles the connect. */
+static const rdl__conn_events dur_events = {NULL, NULL, NULL, NULL};
 
 static void st_start(rdl__router *r)
 {
@@ -47,23 +50,31 @@ static void st_close(rdl__router *r)
     /* Failed commands' callbacks may still ask for the connection (it
      * refuses them now); it is forgotten only once they have run. */
     rdl__conn_close(st->cmd);
+    rdl__conn_close(st->dur);
     rdl__conn_close(st->sub);
     /* The connections free themselves and report no event after close:
      * nothing refers to st any more. */
     rdl__free(st);
 }
 
-static int st_send(rdl__router *r, unsigned slot, const char *cmd, size_t len,
-                   rdl__reply_fn fn, void *data)
+static rdl__conn *st_conn(rdl__router *r, unsigned slot, rdl__line line)
 {
+    standalone *st = (standalone *)r;
     (void)slot;
-    return rdl__conn_send(((standalone *)r)->cmd, cmd, len, fn, data);
+    if (line == RDL__LINE_MAIN)
+        return st->cmd;
+    if (st->dur == NULL && !st->closing)
+        st->dur = rdl__conn_new(st->c, RDL__CONN_CMD, st->c->url.host,
+                                st->c->url.port, &dur_events, st);
+    return st->dur;
 }
 
-static rdl__conn *st_conn(rdl__router *r, unsigned slot)
+static int st_send(rdl__router *r, unsigned slot, rdl__line line,
+                   const char *cmd, size_t len, rdl__reply_fn fn, void *data)
 {
-    (void)slot;
-    return ((standalone *)r)->cmd;
+    rdl__conn *cn = st_conn(r, slot, line);
+    return cn != NULL ? rdl__conn_send(cn, cmd, len, fn, data)
+                      : (((standalone *)r)->closing ? RDL_ECLOSED : RDL_ENOMEM);
 }
 
 static unsigned st_slot(const rdl__router *r, const char *key, size_t len)

@@ -609,7 +609,45 @@ static void test_cluster_rwlock(void **state)
     rdl_rwlock_free(b);
 }
 
+/* Durable acquisitions on a cluster (rdl_client_set_durability): the
+ * grant is confirmed by the replica of the name's master, over that
+ * master's durable connection; with the replica paused it is refused with
+ * RDL_ENOREPLICAS and nothing stays held. */
+static void test_cluster_durable(void **state)
+{
+    rdlt_cluster *cl = rdlt_cluster_start();
+    rdl_client_t *c = rdlt_cluster_client_new(cl);
+    rdl_lock_t *l;
+    rdlt_server *m, *r;
+    redisReply *q;
+    int rc;
+    (void)state;
+
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 2000, 3000));
+    rdlt_assert_ok(rdl_client_set_durability(c, RDL_REPLICAS_ALL, 500));
+    rc = rdl_client_connect(c);
+    if (rc != 0)
+        fail_msg("connect: %s: %s", rdl_err_name(rc), rdl_client_errmsg(c));
+    l = rdlt_lock(c, "dur");
+    m = rdlt_cluster_master_of(cl, keyslot(cl, "rdl:lock:{dur}"));
+    r = rdlt_cluster_replica_of(cl, m);
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 30000));
+    /* A cluster replica answers reads after READONLY. */
+    freeReplyObject(rdlt_cmd(r, "READONLY"));
+    q = rdlt_cmd(r, "HGET rdl:lock:{dur} o");
+    if (q->type != REDIS_REPLY_STRING)
+        fail_msg("the replica does not have the confirmed grant");
+    freeReplyObject(q);
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+    rdlt_server_signal(r, SIGSTOP);
+    rdlt_assert_rc(rdl_lock_acquire_as(l, A, 0, 30000), RDL_ENOREPLICAS);
+    rdlt_server_signal(r, SIGCONT);
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 30000));
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+}
+
 static const struct CMUnitTest tests[] = {
+    RDLT_TEST(test_cluster_durable),
     RDLT_TEST(test_cluster_names_over_all_masters),
     RDLT_TEST(test_cluster_hash_tag_names_share_slot),
     RDLT_TEST(test_cluster_contention_one_name),

@@ -291,13 +291,17 @@ static void test_handoff_lapsed_registration_passed_by(void **state)
     waiter w;
     rdlt_thread *t;
     uint64_t n;
+    int64_t lapse;
     (void)state;
 
     rdlt_assert_ok(rdl_lock_acquire_as(hl, A, 0, 30000));
-    register_dead(s, "lapse", "dead:1", 500);
+    /* Long enough for the live waiter to register first on a loaded
+     * machine (its start makes a try of its own). */
+    lapse = rdlt_now_ms() + 2000;
+    register_dead(s, "lapse", "dead:1", 2000);
     t = start_waiter(&w, s, "lapse", hl, 2);
     n = tries(w.c);
-    rdlt_sleep_ms(600); /* the dead registration lapses */
+    rdlt_sleep_ms(lapse + 100 - rdlt_now_ms()); /* the dead one lapses */
     assert_int_equal(rdlt_info(hl, B).waiters, 1);
     rdlt_assert_ok(rdl_lock_release_as(hl, A));
     expect_handed(&w, n, "the live waiter");

@@ -1,0 +1,246 @@
+/* Durable acquisitions (rdl_client_set_durability, DESIGN §17): a grant is
+ * reported only once WAIT confirms the replicas have it, so a failover to a
+ * confirmed replica never hands a held lock to a second owner. Run on the
+ * Sentinel fixture (a master, two replicas, three sentinels). */
+#include <signal.h>
+#include <string.h>
+
+#include "rdlt.h"
+
+#define A ((rdl_owner_t)1)
+#define B ((rdl_owner_t)2)
+
+static rdl_client_t *durable_client(const char *url, int replicas,
+                                    int64_t timeout_ms)
+{
+    rdl_client_t *c = rdlt_client_new(url);
+    int rc;
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 2000, 3000));
+    if (replicas != 0)
+        rdlt_assert_ok(rdl_client_set_durability(c, replicas, timeout_ms));
+    rc = rdl_client_connect(c);
+    if (rc != 0)
+        fail_msg("connect: %s: %s", rdl_err_name(rc), rdl_client_errmsg(c));
+    return c;
+}
+
+/* The owner field of lock `name` as server s has it, or NULL. */
+static int held_on(rdlt_server *s, const char *name)
+{
+    redisReply *r = rdlt_cmd(s, "HGET rdl:lock:{%s} o", name);
+    int held = r->type == REDIS_REPLY_STRING && r->len > 0;
+    freeReplyObject(r);
+    return held;
+}
+
+static void wait_free(rdlt_server *s, const char *name)
+{
+    int64_t deadline = rdlt_now_ms() + 5000;
+    while (held_on(s, name)) {
+        if (rdlt_now_ms() > deadline)
+            fail_msg("lock %s stayed held after a refused grant", name);
+        rdlt_sleep_ms(10);
+    }
+}
+
+/* Bad settings are refused, and settings are configuration. */
+static void test_durable_settings(void **state)
+{
+    rdl_client_t *c = rdlt_client_new("redis://127.0.0.1:1");
+    (void)state;
+    rdlt_assert_rc(rdl_client_set_durability(c, -2, 100), RDL_EINVAL);
+    rdlt_assert_rc(rdl_client_set_durability(c, 1001, 100), RDL_EINVAL);
+    rdlt_assert_rc(rdl_client_set_durability(c, 1, 0), RDL_EINVAL);
+    /* WAIT blocks its connection: it must end before the command timeout. */
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 1000, 1000));
+    rdlt_assert_rc(rdl_client_set_durability(c, 1, 1000), RDL_EINVAL);
+    assert_non_null(strstr(rdl_client_errmsg(c), "command timeout"));
+    rdlt_assert_ok(rdl_client_set_durability(c, RDL_REPLICAS_ALL, 500));
+    rdlt_assert_ok(rdl_client_set_durability(c, 0, 0)); /* off */
+    rdlt_assert_rc(rdl_client_set_durability(NULL, 1, 100), RDL_EINVAL);
+}
+
+/* Every kind is confirmed: the grant is on both replicas when the call
+ * returns. */
+static void test_durable_grant_reaches_replicas(void **state)
+{
+    rdlt_sentinel *sn = rdlt_sentinel_start(NULL);
+    rdl_client_t *c =
+        durable_client(rdlt_sentinel_url(sn), RDL_REPLICAS_ALL, 1000);
+    rdl_lock_t *l = rdlt_lock(c, "d"), *f = NULL;
+    rdl_rwlock_t *rw = NULL;
+    int i;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 30000));
+    for (i = 1; i < RDLT_SENTINEL_DATA; i++)
+        assert_true(held_on(rdlt_sentinel_data(sn, i), "d"));
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+    rdlt_assert_ok(rdl_fairlock_new(c, "df", &f));
+    rdlt_assert_ok(rdl_lock_acquire_as(f, A, 0, 30000));
+    rdlt_assert_ok(rdl_lock_release_as(f, A));
+    rdl_lock_free(f);
+    rdlt_assert_ok(rdl_rwlock_new(c, "drw", &rw));
+    rdlt_assert_ok(rdl_lock_acquire_as(rdl_rwlock_write(rw), A, 0, 30000));
+    rdlt_assert_ok(rdl_lock_release_as(rdl_rwlock_write(rw), A));
+    rdlt_assert_ok(rdl_lock_acquire_as(rdl_rwlock_read(rw), A, 0, 30000));
+    rdlt_assert_ok(rdl_lock_release_as(rdl_rwlock_read(rw), A));
+    rdl_rwlock_free(rw);
+}
+
+/* Replicas paused: the grant is refused with RDL_ENOREPLICAS within the
+ * timeout (plus slack), the message says how many confirmed, and nothing
+ * stays held. With one replica of two paused, RDL_REPLICAS_ALL refuses
+ * too (a paused replica still counts as connected), one replica does not. */
+static void test_durable_replicas_paused(void **state)
+{
+    rdlt_sentinel *sn = rdlt_sentinel_start(NULL);
+    rdl_client_t *all =
+        durable_client(rdlt_sentinel_url(sn), RDL_REPLICAS_ALL, 300);
+    rdl_client_t *one = durable_client(rdlt_sentinel_url(sn), 1, 300);
+    rdl_lock_t *la = rdlt_lock(all, "p"), *l1 = rdlt_lock(one, "p");
+    rdlt_server *m = rdlt_sentinel_master(sn);
+    rdlt_server *r1 = rdlt_sentinel_data(sn, 1),
+                *r2 = rdlt_sentinel_data(sn, 2);
+    int64_t t0;
+    (void)state;
+
+    rdlt_server_signal(r1, SIGSTOP);
+    rdlt_assert_rc(rdl_lock_acquire_as(la, A, 0, 30000), RDL_ENOREPLICAS);
+    assert_non_null(strstr(rdl_client_errmsg(all), "1 of 2 replicas"));
+    wait_free(m, "p");
+    rdlt_assert_ok(rdl_lock_acquire_as(l1, A, 0, 30000));
+    rdlt_assert_ok(rdl_lock_release_as(l1, A));
+
+    rdlt_server_signal(r2, SIGSTOP);
+    t0 = rdlt_now_ms();
+    rdlt_assert_rc(rdl_lock_acquire_as(l1, A, 0, 30000), RDL_ENOREPLICAS);
+    rdlt_assert_between(rdlt_now_ms() - t0, 250, 2500);
+    assert_non_null(strstr(rdl_client_errmsg(one), "0 of 1 replicas"));
+    wait_free(m, "p");
+    rdlt_server_signal(r1, SIGCONT);
+    rdlt_server_signal(r2, SIGCONT);
+    rdlt_assert_ok(rdl_lock_acquire_as(la, A, 0, 30000));
+    rdlt_assert_ok(rdl_lock_release_as(la, A));
+}
+
+typedef struct slow_grant {
+    rdl_lock_t *lock;
+    int rc;
+} slow_grant;
+
+static void *grant_thread(void *arg)
+{
+    slow_grant *g = arg;
+    g->rc = rdl_lock_acquire_as(g->lock, B, 0, 30000);
+    return NULL;
+}
+
+/* Unrelated commands are not held up by a WAIT: while the replicas are
+ * paused and a durable grant waits for them, a release on the same client
+ * goes through at once (it travels on the main line). */
+static void test_durable_wait_blocks_nothing_else(void **state)
+{
+    rdlt_sentinel *sn = rdlt_sentinel_start(NULL);
+    rdl_client_t *c = durable_client(rdlt_sentinel_url(sn), 1, 1500);
+    rdl_lock_t *held = rdlt_lock(c, "h"), *slow = rdlt_lock(c, "s");
+    slow_grant g = {slow, -1};
+    rdlt_thread *t;
+    int64_t t0;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(held, A, 0, 30000));
+    rdlt_server_signal(rdlt_sentinel_data(sn, 1), SIGSTOP);
+    rdlt_server_signal(rdlt_sentinel_data(sn, 2), SIGSTOP);
+    t = rdlt_thread_start(grant_thread, &g);
+    rdlt_sleep_ms(200); /* its WAIT is pending now */
+    t0 = rdlt_now_ms();
+    rdlt_assert_ok(rdl_lock_release_as(held, A));
+    assert_true(rdlt_now_ms() - t0 < 1000);
+    rdlt_thread_join(t);
+    rdlt_assert_rc(g.rc, RDL_ENOREPLICAS);
+    rdlt_server_signal(rdlt_sentinel_data(sn, 1), SIGCONT);
+    rdlt_server_signal(rdlt_sentinel_data(sn, 2), SIGCONT);
+}
+
+/* Hold, kill -9 the master, wait for the promotion, try from another
+ * client. With durability the promoted replica has the hold: the other
+ * client does not get it, and tokens go on increasing. Without it, and
+ * with the replicas paused while the grant is made (so the one promoted
+ * never saw it), the other client gets the lock while the first still
+ * believes it holds it: the double grant durability exists to prevent
+ * (a durable grant under the same conditions is refused, as
+ * test_durable_replicas_paused shows). */
+static void failover_case(int durable)
+{
+    rdlt_sentinel *sn = rdlt_sentinel_start(NULL);
+    rdl_client_t *c1 = durable_client(rdlt_sentinel_url(sn),
+                                      durable ? RDL_REPLICAS_ALL : 0, 1000);
+    rdl_client_t *c2 = durable_client(rdlt_sentinel_url(sn), 0, 1000);
+    rdl_lock_t *l1 = rdlt_lock(c1, "fo"), *l2 = rdlt_lock(c2, "fo");
+    rdlt_server *m = rdlt_sentinel_master(sn);
+    rdlt_server *r1 = rdlt_sentinel_data(sn, 1),
+                *r2 = rdlt_sentinel_data(sn, 2);
+    uint64_t before;
+    int64_t deadline;
+    int rc = RDL_EBUSY;
+
+    if (!durable) {
+        /* The grant must not reach the replicas: paused, and their links
+         * cut, so not even the kernel's buffers hold it when they wake. */
+        rdlt_server_signal(r1, SIGSTOP);
+        rdlt_server_signal(r2, SIGSTOP);
+        freeReplyObject(rdlt_cmd(m, "CLIENT KILL TYPE replica"));
+    }
+    rdlt_assert_ok(rdl_lock_acquire_as(l1, A, 0, 60000));
+    before = rdl_lock_fencing_token(l1, A);
+    rdlt_server_signal(m, SIGKILL);
+    if (!durable) {
+        rdlt_server_signal(r1, SIGCONT);
+        rdlt_server_signal(r2, SIGCONT);
+    }
+    rdlt_sentinel_wait_switch(sn, m, 30000);
+    /* Keep trying for a while after the switch: the second client may take
+     * a moment to follow it. */
+    deadline = rdlt_now_ms() + 3000;
+    while (rdlt_now_ms() < deadline && rc != 0) {
+        rc = rdl_lock_acquire_as(l2, B, 0, 10000);
+        if (rc != 0)
+            rdlt_sleep_ms(100);
+    }
+    if (durable) {
+        rdlt_assert_rc(rc, RDL_EBUSY);
+        rdlt_assert_ok(rdl_lock_release_as(l1, A));
+        rdlt_assert_ok(rdl_lock_acquire_as(l2, B, 0, 10000));
+        assert_true(rdl_lock_fencing_token(l2, B) > before);
+        rdlt_assert_ok(rdl_lock_release_as(l2, B));
+    } else {
+        rdlt_assert_ok(rc); /* the double grant */
+        assert_true(rdl_lock_fencing_token(l2, B) > before);
+        rdlt_assert_rc(rdl_lock_release_as(l1, A), RDL_ELOST);
+        rdlt_assert_ok(rdl_lock_release_as(l2, B));
+    }
+}
+
+static void test_durable_failover_keeps_the_hold(void **state)
+{
+    (void)state;
+    failover_case(1);
+}
+
+static void test_durable_off_failover_double_grant(void **state)
+{
+    (void)state;
+    failover_case(0);
+}
+
+static const struct CMUnitTest tests[] = {
+    RDLT_TEST(test_durable_settings),
+    RDLT_TEST(test_durable_grant_reaches_replicas),
+    RDLT_TEST(test_durable_replicas_paused),
+    RDLT_TEST(test_durable_wait_blocks_nothing_else),
+    RDLT_TEST(test_durable_failover_keeps_the_hold),
+    RDLT_TEST(test_durable_off_failover_double_grant),
+};
+
+RDLT_MAIN(tests)
