@@ -427,7 +427,7 @@ static void cpp_timeouts_body(rdlt_server *s)
 {
     rdl::client c = connected(s), o = connected(s);
     rdl::mutex m(c, "cpp:timeouts"), elsewhere(o, "cpp:timeouts");
-    const rdl::owner_t holder = 1; /* released by another thread */
+    static constexpr rdl::owner_t holder = 1; /* released by another thread */
     elsewhere.lock_as(holder);
     auto start = steady_clock::now();
     CHECK(!m.try_lock_for(300ms));
@@ -440,7 +440,7 @@ static void cpp_timeouts_body(rdlt_server *s)
     CHECK(!m.try_lock(ec));
     CHECK(!ec);
 
-    std::thread releaser([&elsewhere, holder] {
+    std::thread releaser([&elsewhere] {
         std::this_thread::sleep_for(200ms);
         elsewhere.unlock_as(holder);
     });
@@ -604,12 +604,12 @@ static void cpp_handoff_body(rdlt_server *s)
 {
     rdl::client c = connected(s), o = connected(s);
     rdl::mutex m(c, "cpp:handoff"), elsewhere(o, "cpp:handoff");
-    const rdl::owner_t job = 42;
+    static constexpr rdl::owner_t job = 42;
     m.lock_as(job);
     CHECK(m.fencing_token(job) > 0);
     CHECK(m.fencing_token() == 0); /* this thread is another owner */
     std::error_code ec = RDL_EINVAL;
-    std::thread([&m, &ec, job] { m.unlock_as(job, ec); }).join();
+    std::thread([&m, &ec] { m.unlock_as(job, ec); }).join();
     CHECK(!ec);
     CHECK(elsewhere.try_lock());
     elsewhere.unlock();
