@@ -925,13 +925,26 @@ class shared_mutex : public lock_base
             detail::throw_error(ec.value(), "rdl_lock_acquire",
                                 client_handle());
     }
+    void lock_shared_as(owner_t owner, std::error_code &ec) noexcept
+    {
+        lock_on(read_view(), owner, ec);
+    }
     [[nodiscard]] bool try_lock_shared_as(owner_t owner)
     {
         return try_on(read_view(), owner, 0);
     }
+    [[nodiscard]] bool try_lock_shared_as(owner_t owner,
+                                          std::error_code &ec) noexcept
+    {
+        return try_on(read_view(), owner, 0, ec);
+    }
     void unlock_shared_as(owner_t owner) noexcept
     {
         std::error_code ec;
+        unlock_on(read_view(), owner, ec);
+    }
+    void unlock_shared_as(owner_t owner, std::error_code &ec) noexcept
+    {
         unlock_on(read_view(), owner, ec);
     }
 

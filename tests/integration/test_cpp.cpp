@@ -487,6 +487,14 @@ static void cpp_shared_lock_body(rdlt_server *s)
     }
     std::shared_lock<rdl::shared_mutex> reader(elsewhere, std::try_to_lock);
     CHECK(reader.owns_lock());
+    /* A read hold of an explicit owner, released by another thread. */
+    static constexpr rdl::owner_t job = 7;
+    std::error_code ec = RDL_EINVAL;
+    rw.lock_shared_as(job, ec);
+    CHECK(!ec);
+    CHECK(!writer.try_lock());
+    std::thread([&rw, &ec] { rw.unlock_shared_as(job, ec); }).join();
+    CHECK(!ec && !rw.last_error());
 }
 static void test_cpp_shared_lock(void **state)
 {
