@@ -25,7 +25,9 @@ install(TARGETS rdl
     ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
         COMPONENT rdl_Development)
 
-install(FILES include/rdl.h
+# rdl.hpp is the header-only C++ layer: C++ consumers of rdl::rdl (or of
+# rdl.pc) include it with no other target or flag.
+install(FILES include/rdl.h include/rdl.hpp
     DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
     COMPONENT rdl_Development)
 install(DIRECTORY include/rdl/

@@ -7,13 +7,17 @@
 #define RDL_EXAMPLE_SERVER_H
 
 #include <stdlib.h>
+#include <string.h>
 
 #include <rdl.h>
 
 static inline int example_set_server(rdl_client_t *c, const char *url)
 {
-    rdl_tls_options_t tls = {0};
+    rdl_tls_options_t tls;
     int rc = rdl_client_set_url(c, url);
+    /* memset, not "= {0}": examples/cpp_guard.cpp includes this file, and
+     * C++ warns about the fields "= {0}" leaves out. */
+    memset(&tls, 0, sizeof(tls));
     if (rc != 0)
         return rc;
     tls.ca_file = getenv("RDL_TLS_CA");

@@ -13,7 +13,7 @@ set -euo pipefail
 packages=(
     libhiredis-dev libuv1-dev libsodium-dev libssl-dev libcmocka-dev openssl
     redis-server redis-tools
-    cmake gcc make pkg-config clang-format
+    cmake gcc g++ make pkg-config clang-format
     docker-compose
 )
 

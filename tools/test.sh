@@ -13,7 +13,7 @@
 #            pkg-config consumer projects (tests/consumers/run.sh)
 #   notls    build-notls/: the build without OpenSSL (RDL_WITH_TLS=OFF),
 #            unit tests
-#   format   clang-format --dry-run --Werror over the C sources
+#   format   clang-format --dry-run --Werror over the C and C++ sources
 #   layers   tools/check-layers.sh: every #include follows the layers
 #   compose  docker-compose config: docker-compose.yml is valid (no engine
 #            is needed for that)
@@ -126,7 +126,8 @@ stage_bench() {
     (cd build && ./bench/rdl-bench --quick)
 }
 
-# Every C file we wrote: the build trees and generated files are skipped.
+# Every C and C++ file we wrote: the build trees and generated files are
+# skipped.
 c_sources() {
     local dirs=() d
     for d in src include tests examples tools bench; do
@@ -134,7 +135,8 @@ c_sources() {
     done
     find "${dirs[@]}" \
         \( -type d \( -name 'build*' -o -name generated \) -prune \) -o \
-        -type f \( -name '*.c' -o -name '*.h' \) -print | sort
+        -type f \( -name '*.c' -o -name '*.h' -o -name '*.cpp' -o \
+        -name '*.hpp' \) -print | sort
 }
 
 stage_format() {

@@ -8,7 +8,8 @@
 #    librdl.so exports nothing but public rdl_ symbols.
 # 2. Builds and runs the consumer projects next to this script:
 #    subdir (add_subdirectory of SOURCE_DIR), find_package and pkgconfig
-#    (against the install).
+#    (against the install), each a C program (main.c) and a C++ one
+#    (main.cpp, <rdl.hpp>).
 # 3. Installs a static librdl into SCRATCH_DIR/prefix-static and builds the
 #    find_package and pkgconfig consumers against it, which exercises the
 #    private dependencies the package files declare for static linking.
@@ -68,7 +69,8 @@ pc_dir() {
 
 check_installed_files() {
     local prefix=$1 lib=$2 f
-    for f in include/rdl.h include/rdl/common.h include/rdl/client.h; do
+    for f in include/rdl.h include/rdl.hpp include/rdl/common.h \
+        include/rdl/client.h; do
         [ -f "$prefix/$f" ] || fail "not installed: $f"
     done
     for f in rdlConfig.cmake rdlConfigVersion.cmake rdlTargets.cmake; do
@@ -107,6 +109,7 @@ build_cmake_consumer() {
     cmake -S "$here/$name" -B "$build" "$@"
     cmake --build "$build" -j "$jobs"
     "$build/consumer"
+    "$build/consumer_cpp"
 }
 
 # build_pkgconfig_consumer PREFIX OUT_DIR [MAKE_ARGS...]
@@ -118,6 +121,7 @@ build_pkgconfig_consumer() {
     mkdir -p "$out"
     PKG_CONFIG_PATH="$pcdir" make -C "$here/pkgconfig" OUT="$out" "$@"
     "$out/consumer"
+    "$out/consumer_cpp"
 }
 
 prefix=$scratch/prefix

@@ -19,6 +19,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The helpers are C, and so is cmocka, whose header has no extern "C" of
+ * its own; C++ tests (tests/integration/test_cpp.cpp) call both. */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #include <cmocka.h>
 
 #include <sys/types.h>
@@ -469,5 +475,9 @@ char *rdlt_read_script(const char *dir, const char *name);
 /* Waits until *flag (read atomically) is non-zero or timeout_ms passes;
  * returns the flag's value. */
 int rdlt_wait_flag(const int *flag, int64_t timeout_ms);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
