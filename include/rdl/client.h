@@ -156,8 +156,8 @@ RDL_API int rdl_client_set_watchdog_ms(rdl_client_t *c, int64_t lease_ms);
  * never hands a held lock to a second owner. Every lock kind, each part of
  * a MultiLock. The WAITs go on a connection of their own per master, so
  * other commands are not held up; concurrent grants share one WAIT.
- * Releases and renewals are not waited for (see the README for what that
- * means).
+ * Renewals of auto-leased holds count toward their deadlines only once
+ * confirmed the same way; releases are not waited for (README).
  *
  * @param replicas    0 (the default): off; 1..1000 or RDL_REPLICAS_ALL.
  * @param timeout_ms  1.. below the command timeout (checked again at

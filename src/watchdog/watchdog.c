@@ -40,6 +40,8 @@ typedef struct wd_batch {
     uint64_t sent_at;
     int n;
     rdl__wd_hold *h[RDL__WD_BATCH];
+    unsigned char renewed[RDL__WD_BATCH]; /* durable: the script's answers,
+                                             kept while WAIT confirms */
 } wd_batch;
 
 uint64_t rdl__wd_deadline(uint64_t sent_at, int64_t lease_ms)
@@ -114,22 +116,67 @@ static void send_batch(wd_batch *b)
     }
     b->sent_at = rdl__now_ms();
     RDL__STAT_INC(c, renewal_calls);
-    rc = rdl__script_run(c, b->script, nkeys, keys, b->n + 1, args, on_renewed,
-                         b);
+    /* With durability the renewals go on the durable line, where a WAIT
+     * then confirms them (on_renewed). */
+    rc = rdl__script_run_line(c, rdl__client_acquire_line(c), b->script, nkeys,
+                              keys, b->n + 1, args, on_renewed, b);
     if (rc != 0)
         on_renewed(b, rc, NULL);
+}
+
+static void renewed(wd_batch *b, int status);
+
+/* Durability: the renewals count toward the holds' deadlines once the
+ * replicas have them; a renewal they did not confirm is retried like a
+ * failed one, and the deadline stays where the confirmed ones put it. */
+static void on_confirmed(void *data, int status, long long acked,
+                         long long wanted)
+{
+    wd_batch *b = data;
+    if (status == 0 && acked < wanted) {
+        status = RDL_ENOREPLICAS;
+        rdl__errmsg_set(b->wd->c,
+                        "watchdog: %lld of %lld replicas confirmed a "
+                        "renewal",
+                        acked, wanted);
+    }
+    renewed(b, status);
 }
 
 static void on_renewed(void *data, int status, const redisReply *r)
 {
     wd_batch *b = data;
-    rdl__watchdog *wd = b->wd;
-    uint64_t now = rdl__now_ms(), next = UINT64_MAX;
+    rdl_client_t *c = b->wd->c;
+    rdl__conn *cn;
     int i;
 
     if (status == 0 && (r == NULL || r->type != REDIS_REPLY_ARRAY ||
                         r->elements != (size_t)b->n))
         status = RDL_EPROTO;
+    for (i = 0; status == 0 && i < b->n; i++)
+        b->renewed[i] = r->element[i]->type == REDIS_REPLY_INTEGER &&
+                        r->element[i]->integer == 1;
+    if (status != 0 || c->durable_replicas == 0) {
+        renewed(b, status);
+        return;
+    }
+    cn = rdl__client_route_line(c, b->h[0]->key, rdl__client_acquire_line(c));
+    status = cn != NULL
+                 ? rdl__conn_confirm(cn, c->durable_replicas,
+                                     c->durable_timeout_ms, on_confirmed, b)
+                 : RDL_ENOMEM;
+    if (status != 0)
+        renewed(b, status);
+}
+
+/* The renewals of b are settled: status 0 with b->renewed[] (1: renewed,
+ * 0: the hold is gone or someone else's), or the call failed. */
+static void renewed(wd_batch *b, int status)
+{
+    rdl__watchdog *wd = b->wd;
+    uint64_t now = rdl__now_ms(), next = UINT64_MAX;
+    int i;
+
     if (status != 0 && status != RDL_ECLOSED) {
         RDL__STAT_INC(wd->c, renewal_failures);
         rdl__errmsg_set(wd->c, "watchdog: renewal of %d holds failed: %s", b->n,
@@ -143,8 +190,7 @@ static void on_renewed(void *data, int status, const redisReply *r)
                 h->done(h);
             continue;
         }
-        if (status == 0 && r->element[i]->type == REDIS_REPLY_INTEGER &&
-            r->element[i]->integer == 1) {
+        if (status == 0 && b->renewed[i]) {
             uint64_t d = rdl__wd_deadline(b->sent_at, h->lease_ms);
             if (d > h->deadline)
                 __atomic_store_n(&h->deadline, d, __ATOMIC_RELAXED);

@@ -163,6 +163,47 @@ static void test_durable_wait_blocks_nothing_else(void **state)
     rdlt_server_signal(rdlt_sentinel_data(sn, 2), SIGCONT);
 }
 
+static void on_lost(rdl_lock_t *lock, rdl_owner_t owner, int reason, void *data)
+{
+    (void)lock;
+    (void)owner;
+    (void)reason;
+    __atomic_store_n((int *)data, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Renewals count only once the replicas confirm them: with the replicas
+ * paused, the master goes on renewing an auto-leased hold, but its local
+ * deadline stops moving and the watchdog reports the hold lost when the
+ * last confirmed lease ends (a failover then could lose it). */
+static void test_durable_renewals_need_replicas(void **state)
+{
+    rdlt_sentinel *sn = rdlt_sentinel_start(NULL);
+    rdl_client_t *c = rdlt_client_new(rdlt_sentinel_url(sn));
+    rdl_lock_t *l;
+    int lost = 0, rc;
+    (void)state;
+
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 2000, 3000));
+    rdlt_assert_ok(rdl_client_set_watchdog_ms(c, 1500));
+    rdlt_assert_ok(rdl_client_set_durability(c, 1, 300));
+    rc = rdl_client_connect(c);
+    if (rc != 0)
+        fail_msg("connect: %s: %s", rdl_err_name(rc), rdl_client_errmsg(c));
+    l = rdlt_lock(c, "renew");
+    rdlt_assert_ok(rdl_lock_set_lost_cb(l, on_lost, &lost));
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, RDL_LEASE_AUTO));
+    rdlt_sleep_ms(2000); /* confirmed renewals keep it */
+    assert_int_equal(__atomic_load_n(&lost, __ATOMIC_SEQ_CST), 0);
+    rdlt_server_signal(rdlt_sentinel_data(sn, 1), SIGSTOP);
+    rdlt_server_signal(rdlt_sentinel_data(sn, 2), SIGSTOP);
+    if (!rdlt_wait_flag(&lost, 5000))
+        fail_msg("the hold outlived its last confirmed renewal");
+    assert_true(held_on(rdlt_sentinel_master(sn), "renew"));
+    rdlt_assert_rc(rdl_lock_release_as(l, A), RDL_ELOST);
+    rdlt_server_signal(rdlt_sentinel_data(sn, 1), SIGCONT);
+    rdlt_server_signal(rdlt_sentinel_data(sn, 2), SIGCONT);
+}
+
 /* Hold, kill -9 the master, wait for the promotion, try from another
  * client. With durability the promoted replica has the hold: the other
  * client does not get it, and tokens go on increasing. Without it, and
@@ -239,6 +280,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_durable_grant_reaches_replicas),
     RDLT_TEST(test_durable_replicas_paused),
     RDLT_TEST(test_durable_wait_blocks_nothing_else),
+    RDLT_TEST(test_durable_renewals_need_replicas),
     RDLT_TEST(test_durable_failover_keeps_the_hold),
     RDLT_TEST(test_durable_off_failover_double_grant),
 };
