@@ -362,6 +362,14 @@ struct timeouts {
     std::chrono::milliseconds command;
 };
 
+/* rdl_client_set_durability(): acquisitions reported only once `replicas`
+ * replicas (all_replicas: every one the master lists) confirmed them. */
+struct durability {
+    static constexpr int all_replicas = RDL_REPLICAS_ALL;
+    int replicas;
+    std::chrono::milliseconds timeout;
+};
+
 /* Client configuration; what is left unset keeps the library's default
  * (documented once, in <rdl/client.h>). */
 struct options {
@@ -372,6 +380,8 @@ struct options {
     std::optional<std::string> prefix;
     /* Used with rediss URLs. */
     std::optional<tls_options> tls;
+    /* Durable acquisitions (README "Durable acquisitions"). */
+    std::optional<rdl::durability> durability;
 };
 
 /* One connection set to one deployment, with its own loop thread. Lock
@@ -407,6 +417,10 @@ class client
                   "rdl_client_set_prefix");
         if (opts.tls)
             set_tls(*opts.tls);
+        if (opts.durability)
+            check(rdl_client_set_durability(c, opts.durability->replicas,
+                                            opts.durability->timeout.count()),
+                  "rdl_client_set_durability");
     }
 
     client(client &&) noexcept = default;

@@ -289,6 +289,13 @@ static void cpp_connect_refused_body(rdlt_server *s)
     rdl::options bad_prefix;
     bad_prefix.prefix = "has space";
     CHECK_THROWS(rdl::client bad("redis://127.0.0.1", bad_prefix), RDL_EINVAL);
+    /* A WAIT longer than the command timeout would reset its connection. */
+    rdl::options slow_wait = opts;
+    slow_wait.durability = rdl::durability{1, 5000ms};
+    CHECK_THROWS(rdl::client bad("redis://127.0.0.1", slow_wait), RDL_EINVAL);
+    rdl::options durable = opts;
+    durable.durability = rdl::durability{rdl::durability::all_replicas, 100ms};
+    rdl::client ok("redis://127.0.0.1", durable);
 }
 static void test_cpp_connect_refused(void **state)
 {
@@ -303,7 +310,7 @@ static void test_cpp_connect_refused(void **state)
 static void cpp_lock_errors_body(rdlt_server *s)
 {
     rdl::client c =
-        connected(s, rdl::options{rdl::timeouts{500ms, 300ms}, {}, {}, {}});
+        connected(s, rdl::options{rdl::timeouts{500ms, 300ms}, {}, {}, {}, {}});
     rdl::shared_mutex rw(c, "cpp:errors:rw");
     std::error_code ec;
     {
