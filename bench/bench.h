@@ -63,6 +63,7 @@ int bench_fig_handoff(bench_ctx *ctx);
 int bench_fig_watchdog(bench_ctx *ctx);
 int bench_fig_fairqueue(bench_ctx *ctx);
 int bench_fig_memory(bench_ctx *ctx);
+int bench_fig_durable(bench_ctx *ctx);
 int bench_fig_cluster(bench_ctx *ctx);
 
 /* The floor of this run, measured on first use (fig_floor.c). NULL if it
@@ -126,6 +127,16 @@ int bench_server_start(bench_ctx *ctx);
 void bench_server_stop(void);
 /* The server's pid (0 with --url), for its CPU time. */
 int bench_server_pid(void);
+/* Starts ONE replica of the throwaway server (--replicaof it, a free port,
+ * a temporary directory of its own) and waits until the master's INFO
+ * replication lists it online; only the durable figure does. It is stopped
+ * by bench_replica_stop(), by bench_server_stop(), and on every way out
+ * the server is. Returns 0 or -1 (said why on stderr); -1 with --url. */
+int bench_replica_start(const bench_ctx *ctx);
+void bench_replica_stop(void);
+/* SIGSTOP (paused != 0; returns once the replica has stopped) or SIGCONT
+ * to the replica; 0 or -1. bench_replica_stop() resumes it first. */
+int bench_replica_pause(int paused);
 
 /* ---- the raw client (raw.c) -------------------------------------------------- */
 
@@ -181,6 +192,10 @@ rdl_client_t *bench_client(const bench_ctx *ctx);
  * this watchdog lease (0: the default), or NULL (printed why). */
 rdl_client_t *bench_loop_client(const bench_ctx *ctx, struct uv_loop_s *loop,
                                 int64_t watchdog_ms);
+/* As bench_client (loop NULL) or bench_loop_client, with durability
+ * (rdl_client_set_durability; replicas 0: off). */
+rdl_client_t *bench_durable_client(const bench_ctx *ctx, struct uv_loop_s *loop,
+                                   int replicas, int64_t timeout_ms);
 /* Counts completions of async requests whose data points at it; a
  * cancelled request is not a failure. */
 typedef struct bench_tally {
@@ -197,6 +212,21 @@ void bench_loop_for(struct uv_loop_s *loop, int64_t ns);
 /* Closes a client made by bench_loop_client and runs the loop until its
  * handles have closed. NULL is fine. */
 void bench_loop_client_free(rdl_client_t *c, struct uv_loop_s *loop);
+/* Async acquire+release chains on the caller's loop, one lock each
+ * ("<prefix>:<i>", distinct names), each starting its next acquire from
+ * the callback of its release (fig_throughput.c, fig_durable.c). */
+typedef struct bench_chains bench_chains;
+/* m chains on c, whose loop is `loop`; NULL (printed why). */
+bench_chains *bench_chains_new(rdl_client_t *c, struct uv_loop_s *loop, int m,
+                               const char *prefix);
+/* Runs every chain until the cycle that ends after `end` (bench_now_ns),
+ * then the loop until all have stopped: the cycles completed, or an rdl
+ * error code (< 0) if a step failed. */
+long bench_chains_run(bench_chains *k, int64_t end);
+void bench_chains_free(bench_chains *k);
+/* n blocking acquire+release cycles of lock (one try, a 30 s lease), each
+ * timed into s; 0 or -1 (printed). */
+int bench_rdl_cycles(rdl_lock_t *lock, int n, bench_samples *s);
 /* Requests per acquisition between two stats snapshots. */
 double bench_requests_per_acquire(const rdl_client_stats_t *a,
                                   const rdl_client_stats_t *b);

@@ -136,115 +136,38 @@ static int blocking(bench_ctx *ctx, int n)
 
 /* ---- async ----------------------------------------------------------------- */
 
-typedef struct chain {
-    rdl_req_t req;
-    rdl_lock_t *lock;
-    rdl_owner_t owner;
-    int holding;
-    int done;
-    struct run *run;
-} chain;
-
-typedef struct run {
-    int64_t end;
-    long cycles;
-    int running; /* chains not done */
-    int rc;
-} run;
-
-static void on_step(rdl_req_t *req, int status);
-
-static void next(chain *k)
-{
-    int rc = k->holding
-                 ? rdl_lock_release_async(&k->req, k->lock, k->owner, on_step)
-                 : rdl_lock_acquire_async(&k->req, k->lock, k->owner, 0, 30000,
-                                          on_step);
-    if (rc != 0) {
-        k->run->rc = rc;
-        k->done = 1;
-        k->run->running--;
-    }
-}
-
-static void on_step(rdl_req_t *req, int status)
-{
-    chain *k = req->data;
-    if (status != 0) {
-        k->run->rc = status;
-        k->done = 1;
-        k->run->running--;
-        return;
-    }
-    k->holding = !k->holding;
-    if (!k->holding) {
-        k->run->cycles++;
-        if (bench_now_ns() >= k->run->end) {
-            k->done = 1;
-            k->run->running--;
-            return;
-        }
-    }
-    next(k);
-}
-
 static int async(bench_ctx *ctx, int m)
 {
     double limit = bench_raw_limit(ctx, LIMIT_NS);
     uv_loop_t loop;
     rdl_client_t *c = NULL;
-    chain *k = calloc((size_t)m, sizeof(*k));
-    run r = {0};
-    int i, rc;
+    bench_chains *k = NULL;
+    int rc = -1;
+    long cycles;
     int64_t t0;
-    char name[32];
     double per_s;
     rdl_client_stats_t s0, s1;
     probe info = {0};
 
-    if (k == NULL || limit <= 0 || uv_loop_init(&loop) != 0) {
-        free(k);
+    if (limit <= 0 || uv_loop_init(&loop) != 0)
         return -1;
-    }
-    if ((rc = rdl_client_new(&c)) != 0 ||
-        (rc = rdl_client_set_url(c, ctx->url)) != 0 ||
-        (rc = rdl_client_set_loop(c, &loop)) != 0 ||
-        (rc = rdl_client_connect(c)) != 0) {
-        bench_fail(c, "async client", rc);
+    if ((c = bench_loop_client(ctx, &loop, 0)) == NULL ||
+        (k = bench_chains_new(c, &loop, m, "bench:athr")) == NULL)
+        goto out;
+    /* Warm-up (connects), then the measured run. */
+    if ((cycles = bench_chains_run(k, bench_now_ns() + 100000000LL)) < 0) {
+        rc = bench_fail(c, "async throughput", (int)cycles);
         goto out;
     }
-    for (i = 0; i < m; i++) {
-        snprintf(name, sizeof(name), "bench:athr:%d", i);
-        if ((rc = rdl_lock_new(c, name, &k[i].lock)) != 0) {
-            bench_fail(c, "rdl_lock_new", rc);
-            goto out;
-        }
-        k[i].req.data = &k[i];
-        k[i].owner = (rdl_owner_t)i + 1;
-        k[i].run = &r;
-    }
-    /* Warm-up (connects), then the measured run. */
-    r.end = bench_now_ns() + 100000000LL;
-    r.running = m;
-    for (i = 0; i < m; i++)
-        next(&k[i]);
-    while (r.running > 0)
-        uv_run(&loop, UV_RUN_ONCE);
     if ((rc = srv_begin(ctx, &info)) != 0)
         goto out;
     rdl_client_stats(c, &s0);
     t0 = bench_now_ns();
-    r.cycles = 0;
-    r.end = t0 + BENCH_SIZE(ctx, 400, 2000) * 1000000LL;
-    r.running = m;
-    for (i = 0; i < m; i++)
-        next(&k[i]);
-    while (r.running > 0)
-        uv_run(&loop, UV_RUN_ONCE);
-    per_s = r.cycles / ((double)(bench_now_ns() - t0) / 1e9);
+    cycles = bench_chains_run(k, t0 + BENCH_SIZE(ctx, 400, 2000) * 1000000LL);
+    per_s = cycles / ((double)(bench_now_ns() - t0) / 1e9);
     rdl_client_stats(c, &s1);
-    if (r.rc != 0) {
-        rc = bench_fail(c, "async throughput", r.rc);
+    if (cycles < 0) {
+        rc = bench_fail(c, "async throughput", (int)cycles);
         goto out;
     }
     bench_row_begin(ctx, "throughput", "rdl: %d async chains", m);
@@ -253,19 +176,13 @@ static int async(bench_ctx *ctx, int m)
     bench_row_target("of_server_limit", per_s / limit, "x", 2, ">= 0.70");
     bench_row_num("requests_per_cycle", bench_requests_per_acquire(&s0, &s1),
                   NULL, 2);
-    srv_end(&info, r.cycles);
+    srv_end(&info, cycles);
     bench_row_end();
 out:
     bench_raw_close(&info.raw);
-    for (i = 0; i < m; i++)
-        rdl_lock_free(k[i].lock);
-    if (c != NULL) {
-        rdl_client_close(c);
-        uv_run(&loop, UV_RUN_DEFAULT); /* the client's handles close */
-        rdl_client_free(c);
-    }
+    bench_chains_free(k);
+    bench_loop_client_free(c, &loop);
     uv_loop_close(&loop);
-    free(k);
     return rc;
 }
 

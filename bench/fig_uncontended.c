@@ -75,17 +75,9 @@ static int raw_round(bench_raw *r, int n, side *d)
 
 static int rdl_round(rdl_lock_t *lock, int n, side *d)
 {
-    int i, rc;
     int64_t t0 = bench_now_ns(), c0 = cpu_ns();
-    for (i = 0; i < n; i++) {
-        int64_t t = bench_now_ns();
-        if ((rc = rdl_lock_acquire(lock, 0, 30000)) != 0)
-            return bench_fail(NULL, "acquire", rc);
-        if ((rc = rdl_lock_release(lock)) != 0)
-            return bench_fail(NULL, "release", rc);
-        if (bench_samples_add(&d->s, bench_now_ns() - t) != 0)
-            return -1;
-    }
+    if (bench_rdl_cycles(lock, n, &d->s) != 0)
+        return -1;
     d->busy_ns += bench_now_ns() - t0;
     d->cpu_ns += cpu_ns() - c0;
     return 0;

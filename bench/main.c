@@ -32,6 +32,8 @@ static const bench_figure figures[] = {
      bench_fig_fairqueue},
     {"memory", "client memory per lock object, hold and waiter",
      bench_fig_memory},
+    {"durable", "durability 1 vs off, with a replica; a slow WAIT",
+     bench_fig_durable},
     {"cluster", "the figures against a 6-node cluster", bench_fig_cluster},
 };
 #define NFIGURES (sizeof(figures) / sizeof(figures[0]))

@@ -1,5 +1,6 @@
 /* Small helpers for the figures that use rdl. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <uv.h>
 
@@ -12,7 +13,11 @@ int bench_fail(const rdl_client_t *c, const char *what, int rc)
     return -1;
 }
 
-rdl_client_t *bench_client(const bench_ctx *ctx)
+/* A client with these settings, connected, on `loop` (NULL: its own loop
+ * thread); NULL (printed why). */
+static rdl_client_t *client_with(const bench_ctx *ctx, uv_loop_t *loop,
+                                 int64_t watchdog_ms, int replicas,
+                                 int64_t timeout_ms)
 {
     rdl_client_t *c = NULL;
     int rc = rdl_client_new(&c);
@@ -21,12 +26,46 @@ rdl_client_t *bench_client(const bench_ctx *ctx)
         return NULL;
     }
     if ((rc = rdl_client_set_url(c, ctx->url)) != 0 ||
+        (watchdog_ms > 0 &&
+         (rc = rdl_client_set_watchdog_ms(c, watchdog_ms)) != 0) ||
+        (replicas != 0 &&
+         (rc = rdl_client_set_durability(c, replicas, timeout_ms)) != 0) ||
+        (loop != NULL && (rc = rdl_client_set_loop(c, loop)) != 0) ||
         (rc = rdl_client_connect(c)) != 0) {
         bench_fail(c, "connect", rc);
-        rdl_client_free(c);
+        if (loop != NULL)
+            bench_loop_client_free(c, loop);
+        else
+            rdl_client_free(c);
         return NULL;
     }
     return c;
+}
+
+rdl_client_t *bench_client(const bench_ctx *ctx)
+{
+    return client_with(ctx, NULL, 0, 0, 0);
+}
+
+rdl_client_t *bench_durable_client(const bench_ctx *ctx, uv_loop_t *loop,
+                                   int replicas, int64_t timeout_ms)
+{
+    return client_with(ctx, loop, 0, replicas, timeout_ms);
+}
+
+int bench_rdl_cycles(rdl_lock_t *lock, int n, bench_samples *s)
+{
+    int i, rc;
+    for (i = 0; i < n; i++) {
+        int64_t t = bench_now_ns();
+        if ((rc = rdl_lock_acquire(lock, 0, 30000)) != 0)
+            return bench_fail(NULL, "acquire", rc);
+        if ((rc = rdl_lock_release(lock)) != 0)
+            return bench_fail(NULL, "release", rc);
+        if (bench_samples_add(s, bench_now_ns() - t) != 0)
+            return -1;
+    }
+    return 0;
 }
 
 double bench_requests_per_acquire(const rdl_client_stats_t *a,
@@ -39,22 +78,7 @@ double bench_requests_per_acquire(const rdl_client_stats_t *a,
 rdl_client_t *bench_loop_client(const bench_ctx *ctx, uv_loop_t *loop,
                                 int64_t watchdog_ms)
 {
-    rdl_client_t *c = NULL;
-    int rc = rdl_client_new(&c);
-    if (rc != 0) {
-        bench_fail(NULL, "rdl_client_new", rc);
-        return NULL;
-    }
-    if ((rc = rdl_client_set_url(c, ctx->url)) != 0 ||
-        (watchdog_ms > 0 &&
-         (rc = rdl_client_set_watchdog_ms(c, watchdog_ms)) != 0) ||
-        (rc = rdl_client_set_loop(c, loop)) != 0 ||
-        (rc = rdl_client_connect(c)) != 0) {
-        bench_fail(c, "connect", rc);
-        bench_loop_client_free(c, loop);
-        return NULL;
-    }
-    return c;
+    return client_with(ctx, loop, watchdog_ms, 0, 0);
 }
 
 void bench_loop_client_free(rdl_client_t *c, uv_loop_t *loop)
@@ -104,4 +128,113 @@ void bench_loop_for(uv_loop_t *loop, int64_t ns)
     uv_close((uv_handle_t *)&t, on_closed);
     while (state != 2)
         uv_run(loop, UV_RUN_ONCE);
+}
+
+/* ---- async chains ------------------------------------------------------------ */
+
+typedef struct chain {
+    rdl_req_t req;
+    rdl_lock_t *lock;
+    rdl_owner_t owner;
+    int holding;
+    struct bench_chains *k;
+} chain;
+
+struct bench_chains {
+    uv_loop_t *loop;
+    chain *v;
+    int m;
+    int64_t end;
+    long cycles;
+    int running; /* chains not stopped */
+    int rc;
+};
+
+static void on_step(rdl_req_t *req, int status);
+
+static void stopped(chain *h, int rc)
+{
+    if (rc != 0)
+        h->k->rc = rc;
+    h->k->running--;
+}
+
+static void next(chain *h)
+{
+    int rc = h->holding
+                 ? rdl_lock_release_async(&h->req, h->lock, h->owner, on_step)
+                 : rdl_lock_acquire_async(&h->req, h->lock, h->owner, 0, 30000,
+                                          on_step);
+    if (rc != 0)
+        stopped(h, rc);
+}
+
+static void on_step(rdl_req_t *req, int status)
+{
+    chain *h = req->data;
+    if (status != 0) {
+        stopped(h, status);
+        return;
+    }
+    h->holding = !h->holding;
+    if (!h->holding) {
+        h->k->cycles++;
+        if (bench_now_ns() >= h->k->end) {
+            stopped(h, 0);
+            return;
+        }
+    }
+    next(h);
+}
+
+bench_chains *bench_chains_new(rdl_client_t *c, uv_loop_t *loop, int m,
+                               const char *prefix)
+{
+    bench_chains *k = calloc(1, sizeof(*k));
+    char name[64];
+    int i, rc;
+    if (k == NULL || (k->v = calloc((size_t)m, sizeof(chain))) == NULL) {
+        fprintf(stderr, "rdl-bench: out of memory\n");
+        free(k);
+        return NULL;
+    }
+    k->loop = loop;
+    k->m = m;
+    for (i = 0; i < m; i++) {
+        snprintf(name, sizeof(name), "%s:%d", prefix, i);
+        if ((rc = rdl_lock_new(c, name, &k->v[i].lock)) != 0) {
+            bench_fail(c, "rdl_lock_new", rc);
+            bench_chains_free(k);
+            return NULL;
+        }
+        k->v[i].req.data = &k->v[i];
+        k->v[i].owner = (rdl_owner_t)i + 1;
+        k->v[i].k = k;
+    }
+    return k;
+}
+
+long bench_chains_run(bench_chains *k, int64_t end)
+{
+    int i;
+    k->end = end;
+    k->cycles = 0;
+    k->rc = 0;
+    k->running = k->m;
+    for (i = 0; i < k->m; i++)
+        next(&k->v[i]);
+    while (k->running > 0)
+        uv_run(k->loop, UV_RUN_ONCE);
+    return k->rc != 0 ? k->rc : k->cycles;
+}
+
+void bench_chains_free(bench_chains *k)
+{
+    int i;
+    if (k == NULL)
+        return;
+    for (i = 0; i < k->m; i++)
+        rdl_lock_free(k->v[i].lock);
+    free(k->v);
+    free(k);
 }
