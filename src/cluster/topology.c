@@ -91,16 +91,15 @@ rdl__conn *rdl__node_cmd(rdl__node *n)
     return n->cmd;
 }
 
-/* The durable line reports nothing: the main line tells a node is down. */
-static const rdl__conn_events dur_events = {NULL, NULL, NULL, NULL};
-
 rdl__conn *rdl__node_line(rdl__node *n, rdl__line line)
 {
     if (line == RDL__LINE_MAIN)
         return rdl__node_cmd(n);
     if (n->dur == NULL) {
+        /* Its drop says the node is gone as well as the main line's: a
+         * client that only made durable grants there may have no other. */
         n->dur = rdl__conn_new(n->cl->c, RDL__CONN_CMD, n->host, n->port,
-                               &dur_events, n);
+                               &node_events, n);
         if (n->dur != NULL)
             rdl__conn_start(n->dur);
     }

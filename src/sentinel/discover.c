@@ -175,7 +175,6 @@ static void on_master_down(rdl__conn *cn, int status, void *data)
 
 const rdl__conn_events rdl__sentinel_master_events = {
     on_master_ready, on_master_down, NULL, NULL};
-const rdl__conn_events rdl__sentinel_dur_events = {NULL, NULL, NULL, NULL};
 
 /* ---- watching the sentinels' events ------------------------------------- */
 

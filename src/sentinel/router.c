@@ -69,7 +69,7 @@ rdl__conn *rdl__sentinel_line(rdl__sentinel *s, rdl__line line)
     if (s->dur == NULL && !s->closing)
         s->dur = rdl__conn_new(
             s->c, RDL__CONN_CMD, s->host != NULL ? s->host : s->c->url.host,
-            s->host != NULL ? s->port : 0, &rdl__sentinel_dur_events, s);
+            s->host != NULL ? s->port : 0, &rdl__sentinel_master_events, s);
     return s->dur;
 }
 

@@ -65,10 +65,9 @@ void rdl__sentinel_discover(rdl__sentinel *s);
 /* Schedules the next round after ms (replacing a later one). */
 void rdl__sentinel_check_in(rdl__sentinel *s, uint64_t ms);
 void rdl__sentinel_check_timer(uv_timer_t *t);
-/* Events of the master's command connection, and of its durable line
- * (which only the switch moves). */
+/* Events of the master's command connection and of its durable line: a
+ * drop of either may be a failover. */
 extern const rdl__conn_events rdl__sentinel_master_events;
-extern const rdl__conn_events rdl__sentinel_dur_events;
 /* Shutdown of the sentinel side: closes the sentinels' connections (the
  * arrays are freed with the router). */
 void rdl__sentinel_close_watchers(rdl__sentinel *s);

@@ -204,9 +204,9 @@ static void *wait_a_while(void *arg)
     return NULL;
 }
 
-/* Closing in every state: with a waiter blocked on a lock (it gets
- * RDL_ECLOSED), and a client whose connect failed because no sentinel
- * answered (freed without a leak: ASan runs this too). */
+/* Closing in every state: with a waiter blocked on a lock (it ends), and a
+ * client whose connect failed because no sentinel answered (freed without a
+ * leak: ASan runs this too). */
 static void test_sentinel_close_states(void **state)
 {
     rdlt_sentinel *sn = rdlt_sentinel_start(NULL);
@@ -227,7 +227,11 @@ static void test_sentinel_close_states(void **state)
         rdlt_sleep_ms(10);
     rdlt_assert_ok(rdl_client_close(c));
     rdlt_thread_join(t);
-    rdlt_assert_rc(w.rc, RDL_ECLOSED);
+    /* RDL_ECLOSED while it slept; RDL_ECONNLOST if a try of it was written
+     * and not answered yet (a retry after its subscription was confirmed):
+     * both are what rdl_client_close() documents. */
+    if (w.rc != RDL_ECLOSED && w.rc != RDL_ECONNLOST)
+        fail_msg("the waiter got %s", rdl_err_name(w.rc));
     rdlt_assert_ok(rdl_lock_release_as(hl, A));
 
     for (i = 0; i < RDLT_SENTINELS; i++)

@@ -248,6 +248,9 @@ rdlt_server *rdlt_sentinel_master(rdlt_sentinel *sn);
  * it says so itself (ROLE); returns it. Fails the test after timeout_ms. */
 rdlt_server *rdlt_sentinel_wait_switch(rdlt_sentinel *sn, rdlt_server *old,
                                        int64_t timeout_ms);
+/* Waits until the master the sentinels name lists both other data nodes
+ * as online replicas (after a restarted node rejoined, for instance). */
+void rdlt_sentinel_wait_synced(rdlt_sentinel *sn, int64_t timeout_ms);
 /* SENTINEL FAILOVER, then rdlt_sentinel_wait_switch(); returns the new
  * master. */
 rdlt_server *rdlt_sentinel_failover(rdlt_sentinel *sn);

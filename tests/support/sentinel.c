@@ -241,6 +241,28 @@ rdlt_server *rdlt_sentinel_wait_switch(rdlt_sentinel *sn, rdlt_server *old,
     }
 }
 
+void rdlt_sentinel_wait_synced(rdlt_sentinel *sn, int64_t timeout_ms)
+{
+    int64_t deadline = rdlt_now_ms() + timeout_ms;
+    for (;;) {
+        rdlt_server *m = rdlt_sentinel_master(sn);
+        redisReply *r = rdlt_cmd(m, "INFO replication");
+        int online = 0;
+        const char *p = r->str;
+        while (p != NULL && (p = strstr(p, "state=online")) != NULL) {
+            online++;
+            p++;
+        }
+        freeReplyObject(r);
+        if (online == RDLT_SENTINEL_DATA - 1)
+            return;
+        if (rdlt_now_ms() > deadline)
+            fail_msg("rdlt: the replicas did not sync within %lld ms",
+                     (long long)timeout_ms);
+        rdlt_sleep_ms(50);
+    }
+}
+
 rdlt_server *rdlt_sentinel_failover(rdlt_sentinel *sn)
 {
     rdlt_server *old = rdlt_sentinel_master(sn);
