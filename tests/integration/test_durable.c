@@ -86,6 +86,22 @@ static void test_durable_grant_reaches_replicas(void **state)
     rdlt_assert_ok(rdl_lock_acquire_as(rdl_rwlock_read(rw), A, 0, 30000));
     rdlt_assert_ok(rdl_lock_release_as(rdl_rwlock_read(rw), A));
     rdl_rwlock_free(rw);
+    /* A MultiLock's parts (one hash tag: without durability the one-call
+     * path would take them; with it each part is confirmed). */
+    {
+        rdl_lock_t *parts[2] = {rdlt_lock(c, "{dm}a"), rdlt_lock(c, "{dm}b")};
+        rdl_lock_t *ml = NULL;
+        rdlt_assert_ok(rdl_multilock_new(parts, 2, &ml));
+        rdlt_assert_ok(rdl_lock_acquire_as(ml, A, 0, 30000));
+        for (i = 1; i < RDLT_SENTINEL_DATA; i++) {
+            redisReply *r =
+                rdlt_cmd(rdlt_sentinel_data(sn, i), "HGET rdl:lock:{dm}b o");
+            assert_int_equal(r->type, REDIS_REPLY_STRING);
+            freeReplyObject(r);
+        }
+        rdlt_assert_ok(rdl_lock_release_as(ml, A));
+        rdl_lock_free(ml);
+    }
 }
 
 /* Replicas paused: the grant is refused with RDL_ENOREPLICAS within the
