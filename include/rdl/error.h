@@ -48,8 +48,8 @@ extern "C" {
     XX(ESERVER, -22, "server replied with an error")                           \
     XX(ECROSSSLOT, -23, "keys of one call span several cluster slots")         \
     XX(ETLS, -24, "TLS handshake or certificate verification failed")          \
-    XX(ENOMASTER, -25, "no sentinel knows the master")                        \
-    XX(ENOREPLICAS, -26, "the replicas did not confirm in time; nothing is held")
+    XX(ENOMASTER, -25, "no sentinel knows the master")                         \
+    XX(ENOREPLICAS, -26, "replicas did not confirm in time; nothing held")
 
 typedef enum {
 #define RDL_ERRNO_ENUM_(name, value, msg) RDL_##name = value,
