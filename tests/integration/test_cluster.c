@@ -625,7 +625,7 @@ static void test_cluster_durable(void **state)
     (void)state;
 
     rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 2000, 3000));
-    rdlt_assert_ok(rdl_client_set_durability(c, RDL_REPLICAS_ALL, 1000));
+    rdlt_assert_ok(rdl_client_set_durability(c, 1, 1000));
     rc = rdl_client_connect(c);
     if (rc != 0)
         fail_msg("connect: %s: %s", rdl_err_name(rc), rdl_client_errmsg(c));
