@@ -28,11 +28,12 @@ typedef struct rdl__node {
     rdl__cluster *cl;
     char *host;
     int port;
-    rdl__conn *cmd; /* opened on first use */
-    rdl__conn *dur; /* the durable line (router.h), opened on first use */
-    rdl__conn *sub; /* opened on first use, by the hub */
-    int down;       /* the command connection failed and is not back */
-    int probed;     /* asked for the slot table in this round */
+    rdl__conn *cmd;     /* opened on first use */
+    rdl__conn *dur;     /* the durable line (router.h), opened on first use */
+    rdl__conn *sub;     /* opened on first use, by the hub */
+    int down;           /* the command connection failed and is not back */
+    int probed;         /* asked for the slot table in this round */
+    long long replicas; /* as a master, in the last slot table */
 } rdl__node;
 
 /* A command routed by slot (router.c). */

@@ -100,8 +100,10 @@ rdl__conn *rdl__node_line(rdl__node *n, rdl__line line)
          * client that only made durable grants there may have no other. */
         n->dur = rdl__conn_new(n->cl->c, RDL__CONN_CMD, n->host, n->port,
                                &node_events, n);
-        if (n->dur != NULL)
+        if (n->dur != NULL) {
+            rdl__conn_note_replicas(n->dur, n->replicas);
             rdl__conn_start(n->dur);
+        }
     }
     return n->dur;
 }
@@ -213,6 +215,11 @@ static int apply(rdl__cluster *cl, rdl__node *asked, const redisReply *r)
         n = rdl__node_get(cl, host, (int)m->element[1]->integer);
         if (n == NULL)
             return RDL_ENOMEM;
+        /* Its replicas that are not marked failed: RDL_REPLICAS_ALL waits
+         * for them also while they resync, when ROLE leaves them out. */
+        n->replicas = (long long)e->elements - 3;
+        if (n->dur != NULL)
+            rdl__conn_note_replicas(n->dur, n->replicas);
         for (s = e->element[0]->integer; s <= e->element[1]->integer; s++)
             cl->slots[s] = n;
     }

@@ -106,13 +106,15 @@ struct rdl__conn {
     size_t wlen, wcap;
     rdl__queue confirm_next;   /* confirmations waiting for the next WAIT */
     rdl__queue confirm_flight; /* those the WAIT in flight covers */
-    int confirm_replicas;      /* of the requests (the client's setting) */
-    int64_t confirm_timeout;
-    long long confirm_wanted; /* replicas the WAIT in flight asks for */
-    unsigned gen;             /* connections established so far */
-    unsigned attempt;         /* failed attempts in a row, for backoff */
-    unsigned handshakes;      /* handshake replies still expected */
-    unsigned handles;         /* open libuv handles */
+    long long confirm_wanted;  /* replicas the WAIT in flight asks for */
+    /* RDL_REPLICAS_ALL: the most replicas the server had lately, and when
+     * that number was last seen (confirm_all). */
+    long long known_replicas;
+    uint64_t known_at;
+    unsigned gen;        /* connections established so far */
+    unsigned attempt;    /* failed attempts in a row, for backoff */
+    unsigned handshakes; /* handshake replies still expected */
+    unsigned handles;    /* open libuv handles */
 };
 
 static void start_connect(rdl__conn *cn);
@@ -878,6 +880,12 @@ int rdl__conn_retarget(rdl__conn *cn, const char *host, int port)
     if (h == NULL)
         return RDL_ENOMEM;
     snprintf(why, sizeof(why), "moved to %s:%d", host, port);
+    /* A move follows a promotion: the new master was one of the old
+     * one's replicas, and the others (the old master too, if it comes
+     * back) are expected to follow it (rdl__conn_note_replicas). */
+    if (cn->known_replicas > 0)
+        cn->known_replicas--;
+    cn->known_at = rdl__now_ms();
     rdl__free(cn->host);
     cn->host = h;
     cn->port = port;
@@ -1020,17 +1028,41 @@ static int send_wait(rdl__conn *cn, long long wanted)
     const char *argv[3] = {"WAIT", n, t};
     cn->confirm_wanted = wanted;
     snprintf(n, sizeof(n), "%lld", wanted);
-    snprintf(t, sizeof(t), "%lld", (long long)cn->confirm_timeout);
+    snprintf(t, sizeof(t), "%lld", (long long)cn->c->durable_timeout_ms);
     return rdl__conn_sendv(cn, 3, argv, NULL, on_confirm_wait, cn);
 }
 
-/* RDL_REPLICAS_ALL: the replicas the master lists now. */
+void rdl__conn_note_replicas(rdl__conn *cn, long long n)
+{
+    uint64_t now = rdl__now_ms();
+    if (n >= cn->known_replicas ||
+        now - cn->known_at > RDL__REPLICA_FORGET_MS) {
+        cn->known_replicas = n;
+        cn->known_at = now;
+    } else if (n == cn->known_replicas) {
+        cn->known_at = now;
+    }
+}
+
+/* RDL_REPLICAS_ALL: every replica the master has lately had, not only
+ * those ROLE lists now. ROLE lists the replicas that are online; one that
+ * is reconnecting or resyncing is missing from it, and counting only the
+ * listed ones would confirm a grant that replica never receives and may
+ * bring back if it is promoted. So the count only falls once a number
+ * has not been seen for RDL__REPLICA_FORGET_MS; until then a missing
+ * replica makes WAIT time out and the grant is refused. The router adds
+ * what it knows (cluster: the replicas in the slot table; Sentinel: the
+ * replicas of the master before a switch). */
 static void on_confirm_role(void *data, int status, const redisReply *r)
 {
     rdl__conn *cn = data;
     long long n = status == 0 ? rdl__reply_role_replicas(r) : 0;
     if (status == 0 && n < 0)
         status = RDL_EREADONLY; /* not a master any more */
+    if (status == 0) {
+        rdl__conn_note_replicas(cn, n);
+        n = cn->known_replicas;
+    }
     if (status == 0 && n == 0) {
         cn->confirm_wanted = 0;
         confirm_done(cn, 0, 0); /* no replica: nothing to lose to */
@@ -1046,8 +1078,8 @@ static void on_confirm_role(void *data, int status, const redisReply *r)
 static int confirm_send(rdl__conn *cn)
 {
     static const char *role[1] = {"ROLE"};
-    if (cn->confirm_replicas >= 0)
-        return send_wait(cn, cn->confirm_replicas);
+    if (cn->c->durable_replicas >= 0)
+        return send_wait(cn, cn->c->durable_replicas);
     return rdl__conn_sendv(cn, 1, role, NULL, on_confirm_role, cn);
 }
 
@@ -1059,8 +1091,7 @@ static void confirm_launch(rdl__conn *cn)
         confirm_done(cn, rc, 0);
 }
 
-int rdl__conn_confirm(rdl__conn *cn, int replicas, int64_t timeout_ms,
-                      rdl__confirm_fn fn, void *data)
+int rdl__conn_confirm(rdl__conn *cn, rdl__confirm_fn fn, void *data)
 {
     confirm *k;
     int rc;
@@ -1072,8 +1103,6 @@ int rdl__conn_confirm(rdl__conn *cn, int replicas, int64_t timeout_ms,
     k->fn = fn;
     k->data = data;
     k->gen = cn->gen;
-    cn->confirm_replicas = replicas;
-    cn->confirm_timeout = timeout_ms;
     if (!rdl__queue_empty(&cn->confirm_flight)) {
         rdl__queue_insert_tail(&cn->confirm_next, &k->node);
         return 0;

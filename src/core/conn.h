@@ -63,19 +63,26 @@ int rdl__conn_send(rdl__conn *cn, const char *cmd, size_t len, rdl__reply_fn fn,
 /* Formats and queues a command from argv. */
 int rdl__conn_sendv(rdl__conn *cn, int argc, const char **argv,
                     const size_t *argvlen, rdl__reply_fn fn, void *data);
-/* Confirmation that `replicas` replicas (RDL_REPLICAS_ALL: every replica
- * the server lists in ROLE when the confirmation starts) received every
- * write sent on cn before this call: fn(data, status, acked, wanted) once,
+/* Confirmation that the client's durability setting is met: that many
+ * replicas (RDL_REPLICAS_ALL: every replica the server has lately had,
+ * see rdl__conn_note_replicas) received every write sent on cn before
+ * this call: fn(data, status, acked, wanted) once,
  * never from inside this call. status 0 with acked >= wanted: confirmed;
- * status 0 with acked < wanted: not within timeout_ms; status < 0: the
- * connection failed (outcome unknown). WAIT blocks the connection it is
- * sent on, so only one is in flight per connection: requests made while
- * one is pending share the next (DESIGN §17). timeout_ms must be shorter
- * than the command timeout. Returns 0, RDL_ENOMEM or RDL_ECLOSED. */
+ * status 0 with acked < wanted: not within the client's durable timeout; status
+ * < 0: the connection failed (outcome unknown). WAIT blocks the connection it
+ * is sent on, so only one is in flight per connection: requests made while one
+ * is pending share the next (DESIGN §17). The timeout is shorter than the
+ * command timeout. Returns 0, RDL_ENOMEM or RDL_ECLOSED. */
 typedef void (*rdl__confirm_fn)(void *data, int status, long long acked,
                                 long long wanted);
-int rdl__conn_confirm(rdl__conn *cn, int replicas, int64_t timeout_ms,
-                      rdl__confirm_fn fn, void *data);
+int rdl__conn_confirm(rdl__conn *cn, rdl__confirm_fn fn, void *data);
+/* The server at cn has (had) n replicas, as ROLE or the router's view of
+ * the deployment says. RDL_REPLICAS_ALL waits for the most replicas noted
+ * within RDL__REPLICA_FORGET_MS: a replica that went away is waited for
+ * (and grants refused) that long, since while it is away it misses
+ * grants, and it might yet be promoted. */
+#define RDL__REPLICA_FORGET_MS 60000
+void rdl__conn_note_replicas(rdl__conn *cn, long long n);
 /* Fails every queued command with RDL_ECLOSED, closes the connection and
  * frees it once libuv has closed its handles. */
 void rdl__conn_close(rdl__conn *cn);

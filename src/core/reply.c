@@ -181,6 +181,79 @@ int rdl__reply_master_addr(const redisReply *r, char *host, size_t hostlen,
     return 1;
 }
 
+/* The value of field `name` in a flat [field, value, ...] array; NULL if
+ * absent. */
+static const redisReply *field(const redisReply *r, const char *name)
+{
+    size_t i;
+    for (i = 0; i + 1 < r->elements; i += 2)
+        if (str_is(r->element[i], name))
+            return r->element[i + 1];
+    return NULL;
+}
+
+static int flat_strings(const redisReply *r)
+{
+    size_t i;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements % 2 != 0)
+        return 0;
+    for (i = 0; i < r->elements; i++)
+        if (r->element[i]->type != REDIS_REPLY_STRING)
+            return 0;
+    return 1;
+}
+
+/* A decimal number >= 0 in v; -1 if it is not one. */
+static long long number_of(const redisReply *v)
+{
+    long long n = 0;
+    size_t i;
+    if (v == NULL || v->len == 0 || v->len > 18)
+        return -1;
+    for (i = 0; i < v->len; i++) {
+        if (v->str[i] < '0' || v->str[i] > '9')
+            return -1;
+        n = n * 10 + (v->str[i] - '0');
+    }
+    return n;
+}
+
+/* Whether the comma-separated list v has the word w. */
+static int has_word(const redisReply *v, const char *w)
+{
+    size_t n = strlen(w), i = 0;
+    while (i < v->len) {
+        const char *p = v->str + i;
+        const char *comma = memchr(p, ',', v->len - i);
+        size_t len = (size_t)((comma != NULL ? comma : v->str + v->len) - p);
+        if (len == n && memcmp(p, w, n) == 0)
+            return 1;
+        i += len + 1;
+    }
+    return 0;
+}
+
+long long rdl__reply_sentinel_epoch(const redisReply *r)
+{
+    return flat_strings(r) ? number_of(field(r, "config-epoch")) : -1;
+}
+
+long long rdl__reply_sentinel_replicas_up(const redisReply *r)
+{
+    long long n = 0;
+    size_t i;
+    if (r->type != REDIS_REPLY_ARRAY)
+        return -1;
+    for (i = 0; i < r->elements; i++) {
+        const redisReply *e = r->element[i], *flags;
+        if (!flat_strings(e) || (flags = field(e, "flags")) == NULL)
+            return -1;
+        n += !has_word(flags, "s_down") && !has_word(flags, "o_down") &&
+             !has_word(flags, "disconnected");
+    }
+    return n;
+}
+
 long long rdl__reply_role_replicas(const redisReply *r)
 {
     if (rdl__reply_role_master(r) != 1 || r->elements < 3 ||

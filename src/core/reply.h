@@ -57,6 +57,11 @@ int rdl__reply_sunsubscribe(const redisReply *r, const char **chan,
  * anything else. */
 int rdl__reply_master_addr(const redisReply *r, char *host, size_t hostlen,
                            int *port);
+/* SENTINEL MASTER: the master's config epoch; -1 for another reply. */
+long long rdl__reply_sentinel_epoch(const redisReply *r);
+/* SENTINEL REPLICAS: how many replicas the sentinel thinks are up (not
+ * flagged s_down, o_down or disconnected); -1 for another reply. */
+long long rdl__reply_sentinel_replicas_up(const redisReply *r);
 /* ROLE: 1 if the server says it is a master, 0 if another role, -1 if the
  * reply is not a ROLE reply. */
 int rdl__reply_role_master(const redisReply *r);

@@ -335,10 +335,7 @@ static void confirm(rdl__acquire *op)
     rdl_client_t *c = op->lock->c;
     rdl__conn *cn = rdl__client_route_line(c, op->lock->key_hold,
                                            rdl__client_acquire_line(c));
-    int rc = cn != NULL
-                 ? rdl__conn_confirm(cn, c->durable_replicas,
-                                     c->durable_timeout_ms, on_confirmed, op)
-                 : RDL_ENOMEM;
+    int rc = cn != NULL ? rdl__conn_confirm(cn, on_confirmed, op) : RDL_ENOMEM;
     if (rc != 0) {
         undo(op);
         complete(op, rc);

@@ -1,11 +1,18 @@
 /* Finding and following the master through the sentinels (DESIGN §16).
  *
  * A round asks the sentinels one at a time, the one that answered last
- * first, with SENTINEL get-master-addr-by-name, until one names the master.
- * The address is then confirmed with ROLE on the master's own command
- * connection: a sentinel that has not yet noticed a failover names a
- * replica, which ROLE shows, and the client asks again shortly. Until a
- * master is confirmed, commands wait (router.c).
+ * first, with SENTINEL get-master-addr-by-name (which on the failover's
+ * leader names the promoted replica at once), until one names the master.
+ * The address is
+ * then confirmed with ROLE on the master's own command connection: a
+ * sentinel that has not yet noticed a failover names a replica, which
+ * ROLE shows, and the client asks again shortly. Until a master is
+ * confirmed, commands wait (router.c). ROLE cannot tell an old master that
+ * was restarted and not yet demoted, so answers are also ordered by the
+ * master's config epoch, which each failover raises (epoch_min). Once
+ * confirmed, the sentinel is asked which replicas it sees up: the durable
+ * line's RDL_REPLICAS_ALL waits for them (rdl__conn_note_replicas), also
+ * while they are reconnecting.
  *
  * Following: the client subscribes to +promoted-slave and +switch-master
  * on every sentinel and moves as soon as one names a new master (see
@@ -29,6 +36,10 @@
 
 #define CHECK_MS 2000 /* a round with a confirmed master */
 #define RETRY_MS 100  /* a round after one that found no master */
+/* After an event named a new master, answers at the old epoch are taken
+ * for stale this long; if every sentinel still gives them after that, the
+ * failover did not happen after all. */
+#define STALE_MS 5000
 
 static void ask_next(rdl__sentinel *s);
 
@@ -70,6 +81,11 @@ static void round_failed(rdl__sentinel *s)
 {
     int status = s->unknown > 0 ? RDL_ENOMASTER : RDL_ECONNREFUSED;
     s->asking = 0;
+    /* Every answer was older than what the client saw: long after an
+     * event that may be a failover that did not finish, or a Sentinel
+     * deployment set up afresh (epochs from 0). Take the answers again. */
+    if (s->behind > 0 && rdl__now_ms() - s->event_at > STALE_MS)
+        s->epoch = s->epoch_min = 0;
     if (s->unknown > 0)
         rdl__errmsg_set(s->c, "no sentinel knows master \"%s\": %s", s->master,
                         s->why);
@@ -85,6 +101,26 @@ static void round_failed(rdl__sentinel *s)
 /* ---- the master ------------------------------------------------------------ */
 
 static void on_role(void *data, int status, const redisReply *r);
+
+static void on_replicas(void *data, int status, const redisReply *r)
+{
+    rdl__sentinel *s = data;
+    long long n = status == 0 ? rdl__reply_sentinel_replicas_up(r) : -1;
+    if (s->closing || n < 0)
+        return;
+    s->replicas_up = n;
+    if (s->dur != NULL)
+        rdl__conn_note_replicas(s->dur, n);
+}
+
+/* Which replicas of the confirmed master the last sentinel to answer sees
+ * up; a failure leaves the count as it was (ROLE still counts). */
+static void ask_replicas(rdl__sentinel *s)
+{
+    const char *argv[3] = {"SENTINEL", "REPLICAS", s->master};
+    if (s->sconn[s->good] != NULL)
+        (void)rdl__conn_sendv(s->sconn[s->good], 3, argv, NULL, on_replicas, s);
+}
 
 static void confirm(rdl__sentinel *s)
 {
@@ -115,6 +151,7 @@ static void on_role(void *data, int status, const redisReply *r)
         return;
     }
     s->confirmed = 1;
+    ask_replicas(s);
     if (!s->started)
         settle(s, 0);
     rdl__sentinel_flush(s);
@@ -189,8 +226,13 @@ static void on_event(rdl__conn *cn, const redisReply *r, void *data)
     if (s->closing || !rdl__reply_message(r, &ch, &chl, &msg, &msgl))
         return;
     if (rdl__reply_sentinel_event(ch, chl, msg, msgl, s->master, host,
-                                  sizeof(host), &port))
+                                  sizeof(host), &port)) {
+        if (s->host == NULL || strcmp(s->host, host) != 0 || s->port != port) {
+            s->epoch_min = s->epoch + 1; /* a failover raised it */
+            s->event_at = rdl__now_ms();
+        }
         switch_to(s, host, port);
+    }
 }
 
 static void on_watch_ready(rdl__conn *cn, void *data)
@@ -254,8 +296,9 @@ static void on_addr(void *data, int status, const redisReply *r)
 {
     rdl__sentinel *s = data;
     size_t i = (s->next + s->nsentinels - 1) % s->nsentinels;
-    char host[256];
+    char host[256], why[80];
     int port, got;
+    long long epoch;
 
     if (s->closing)
         return;
@@ -277,6 +320,19 @@ static void on_addr(void *data, int status, const redisReply *r)
         ask_next(s);
         return;
     }
+    /* A sentinel that would not say its epoch is taken at the last one. */
+    epoch = s->answer_epoch >= 0 ? s->answer_epoch : s->epoch;
+    if (epoch < s->epoch_min) {
+        snprintf(why, sizeof(why), "behind: config epoch %lld, not %lld", epoch,
+                 s->epoch_min);
+        note(s, i, why);
+        s->behind++;
+        ask_next(s);
+        return;
+    }
+    if (epoch > s->epoch)
+        s->epoch = epoch;
+    s->epoch_min = s->epoch;
     s->asking = 0;
     s->good = i;
     watch_all(s);
@@ -309,8 +365,17 @@ static void on_sentinel_down(rdl__conn *cn, int status, void *data)
 
 static const rdl__conn_events ask_events = {NULL, on_sentinel_down, NULL, NULL};
 
+/* The config epoch comes first, on the same connection: the address that
+ * follows is at least as new (see epoch_min). */
+static void on_epoch(void *data, int status, const redisReply *r)
+{
+    rdl__sentinel *s = data;
+    s->answer_epoch = status == 0 ? rdl__reply_sentinel_epoch(r) : -1;
+}
+
 static void ask_next(rdl__sentinel *s)
 {
+    const char *epoch[3] = {"SENTINEL", "MASTER", s->master};
     const char *argv[3] = {"SENTINEL", "get-master-addr-by-name", s->master};
     size_t i;
     if (s->tried == s->nsentinels) {
@@ -322,7 +387,9 @@ static void ask_next(rdl__sentinel *s)
     s->tried++;
     if (s->sconn[i] == NULL)
         s->sconn[i] = sentinel_conn(s, i, RDL__CONN_CMD, &ask_events);
+    s->answer_epoch = -1;
     if (s->sconn[i] == NULL ||
+        rdl__conn_sendv(s->sconn[i], 3, epoch, NULL, on_epoch, s) != 0 ||
         rdl__conn_sendv(s->sconn[i], 3, argv, NULL, on_addr, s) != 0) {
         note(s, i, "out of memory");
         ask_next(s);
@@ -342,6 +409,7 @@ void rdl__sentinel_discover(rdl__sentinel *s)
     s->again = 0;
     s->tried = 0;
     s->unknown = 0;
+    s->behind = 0;
     s->why[0] = '\0';
     s->next = s->good;
     ask_next(s);

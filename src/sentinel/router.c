@@ -70,6 +70,8 @@ rdl__conn *rdl__sentinel_line(rdl__sentinel *s, rdl__line line)
         s->dur = rdl__conn_new(
             s->c, RDL__CONN_CMD, s->host != NULL ? s->host : s->c->url.host,
             s->host != NULL ? s->port : 0, &rdl__sentinel_master_events, s);
+    if (s->dur != NULL)
+        rdl__conn_note_replicas(s->dur, s->replicas_up);
     return s->dur;
 }
 

@@ -51,6 +51,18 @@ typedef struct rdl__sentinel {
     size_t unknown; /* of which answered that they do not know the master */
     char why[600];  /* what each failed sentinel said, for the message */
 
+    /* Stale answers: a sentinel that has not yet learnt of a failover
+     * names the old master, which, restarted, says it is one until
+     * Sentinel demotes it. Each failover raises the master's config
+     * epoch; an answer below epoch_min is ignored. */
+    long long epoch;        /* the highest config epoch seen */
+    long long epoch_min;    /* epoch + 1 after an event named a new master */
+    uint64_t event_at;      /* when that event came */
+    size_t behind;          /* sentinels in this round whose answer was stale */
+    long long answer_epoch; /* the epoch the sentinel asked gave; -1: none */
+
+    long long replicas_up; /* the master's replicas Sentinel sees up */
+
     int started; /* the first connect was reported (settled) */
     int closing;
     unsigned handles;       /* open timers; the last closed frees the router */

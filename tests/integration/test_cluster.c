@@ -625,7 +625,7 @@ static void test_cluster_durable(void **state)
     (void)state;
 
     rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 2000, 3000));
-    rdlt_assert_ok(rdl_client_set_durability(c, 1, 1000));
+    rdlt_assert_ok(rdl_client_set_durability(c, RDL_REPLICAS_ALL, 1000));
     rc = rdl_client_connect(c);
     if (rc != 0)
         fail_msg("connect: %s: %s", rdl_err_name(rc), rdl_client_errmsg(c));
@@ -652,7 +652,80 @@ static void test_cluster_durable(void **state)
     rdlt_assert_ok(rdl_lock_release_as(l, A));
 }
 
+/* kill -9 the master of a hold's slot. Durable: the replica that takes
+ * over had confirmed the grant, so another owner is refused, the holder
+ * still releases its hold, and the next token is larger. Not durable, with
+ * the grant kept from the replica (paused, its link cut): the promoted
+ * replica hands the lock to a second owner, which shows that the durable
+ * case tests something. */
+static void cluster_failover_case(int durable)
+{
+    rdlt_cluster *cl = rdlt_cluster_start();
+    rdl_client_t *c = rdlt_cluster_client_new(cl);
+    rdl_client_t *other = rdlt_cluster_client(cl);
+    rdl_lock_t *l, *lo = rdlt_lock(other, "dfo");
+    rdlt_server *m, *r;
+    uint64_t t;
+    int64_t deadline;
+    int rc;
+
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 2000, 3000));
+    if (durable)
+        rdlt_assert_ok(rdl_client_set_durability(c, RDL_REPLICAS_ALL, 1000));
+    rc = rdl_client_connect(c);
+    if (rc != 0)
+        fail_msg("connect: %s: %s", rdl_err_name(rc), rdl_client_errmsg(c));
+    l = rdlt_lock(c, "dfo");
+    m = rdlt_cluster_master_of(cl, keyslot(cl, "rdl:lock:{dfo}"));
+    r = rdlt_cluster_replica_of(cl, m);
+    if (!durable) {
+        rdlt_server_signal(r, SIGSTOP);
+        freeReplyObject(rdlt_cmd(m, "CLIENT KILL TYPE replica"));
+    }
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 60000));
+    t = rdl_lock_fencing_token(l, A);
+    rdlt_server_signal(m, SIGKILL);
+    if (!durable)
+        rdlt_server_signal(r, SIGCONT);
+    wait_master(r);
+    if (!durable) {
+        rdlt_assert_ok(acquire_within(lo, B, 10000, 10000));
+        rdlt_assert_ok(rdl_lock_release_as(lo, B));
+        return;
+    }
+    /* Until the other client follows the new master it cannot reach the
+     * slot; once it does, it finds the hold there. It must never get it. */
+    deadline = rdlt_now_ms() + 10000;
+    do {
+        rc = rdl_lock_acquire_as(lo, B, 500, 10000);
+        if (rc == 0)
+            fail_msg("a second owner got the durable hold (token %llu, "
+                     "first %llu)",
+                     (unsigned long long)rdl_lock_fencing_token(lo, B),
+                     (unsigned long long)t);
+    } while (rc != RDL_ETIMEDOUT && rdlt_now_ms() < deadline);
+    rdlt_assert_rc(rc, RDL_ETIMEDOUT);
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+    rdlt_assert_ok(acquire_within(lo, B, 10000, 10000));
+    assert_true(rdl_lock_fencing_token(lo, B) > t);
+    rdlt_assert_ok(rdl_lock_release_as(lo, B));
+}
+
+static void test_cluster_durable_failover(void **state)
+{
+    (void)state;
+    cluster_failover_case(1);
+}
+
+static void test_cluster_durable_off_double_grant(void **state)
+{
+    (void)state;
+    cluster_failover_case(0);
+}
+
 static const struct CMUnitTest tests[] = {
+    RDLT_TEST(test_cluster_durable_failover),
+    RDLT_TEST(test_cluster_durable_off_double_grant),
     RDLT_TEST(test_cluster_durable),
     RDLT_TEST(test_cluster_names_over_all_masters),
     RDLT_TEST(test_cluster_hash_tag_names_share_slot),

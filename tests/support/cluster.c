@@ -222,6 +222,34 @@ static void slots_view(rdlt_cluster *cl, rdlt_server *s, char *out, size_t len,
     }
 }
 
+/* Whether ROLE on a master lists as many replicas as run against it: a
+ * replica's own link is up once it loaded the master's snapshot, and the
+ * master lists it (and WAIT counts it) only after its first ACK. */
+static int replicas_listed(rdlt_cluster *cl, rdlt_server *m)
+{
+    char want[32];
+    redisReply *r = rdlt_cmd(m, "ROLE");
+    size_t listed = 0, running = 0;
+    int i;
+    if (r->type == REDIS_REPLY_ARRAY && r->elements >= 3 &&
+        r->element[2]->type == REDIS_REPLY_ARRAY)
+        listed = r->element[2]->elements;
+    freeReplyObject(r);
+    snprintf(want, sizeof(want), "master_port:%d\r",
+             cl->pki != NULL ? rdlt_server_tls_port(m) : rdlt_server_port(m));
+    for (i = 0; i < RDLT_CLUSTER_NODES; i++) {
+        rdlt_server *s = cl->node[i];
+        if (s == m || !rdlt_server_running(s))
+            continue;
+        r = rdlt_cmd(s, "INFO replication");
+        running += r->type == REDIS_REPLY_STRING &&
+                   strstr(r->str, "role:slave") != NULL &&
+                   strstr(r->str, want) != NULL;
+        freeReplyObject(r);
+    }
+    return listed >= running;
+}
+
 void rdlt_cluster_wait_ok(rdlt_cluster *cl, int64_t timeout_ms)
 {
     int64_t deadline = rdlt_now_ms() + timeout_ms;
@@ -264,6 +292,11 @@ void rdlt_cluster_wait_ok(rdlt_cluster *cl, int64_t timeout_ms)
                 strstr(r->str, "role:slave") != NULL &&
                 strstr(r->str, "master_link_status:up") == NULL) {
                 snprintf(why, sizeof(why), "node %d: replica link down", i);
+                ok = 0;
+            } else if (r->type == REDIS_REPLY_STRING &&
+                       strstr(r->str, "role:master") != NULL &&
+                       !replicas_listed(cl, s)) {
+                snprintf(why, sizeof(why), "node %d: a replica not online", i);
                 ok = 0;
             }
             freeReplyObject(r);

@@ -179,7 +179,8 @@ rdlt_server *rdlt_cluster_replica_of(rdlt_cluster *cl, rdlt_server *master);
 const char *rdlt_cluster_node_id(rdlt_cluster *cl, rdlt_server *s);
 /* Waits until every running node reports cluster_state:ok, all of them
  * name the same master for each slot range, every range has a master that
- * runs, and every running replica's link to its master is up. Fails the
+ * runs, and every running replica's link to its master is up and its
+ * master lists it in ROLE (so WAIT counts it). Fails the
  * test after timeout_ms. */
 void rdlt_cluster_wait_ok(rdlt_cluster *cl, int64_t timeout_ms);
 /* A connected client for the cluster (connect 2000 ms, command 2000 ms). */

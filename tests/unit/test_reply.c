@@ -330,12 +330,57 @@ static void test_reply_sentinel(void **state)
 #undef EVENT
 }
 
+/* SENTINEL MASTER's config epoch and SENTINEL REPLICAS' count of replicas
+ * up: flat [field, value, ...] arrays of strings. */
+static void test_reply_sentinel_fields(void **state)
+{
+    redisReply f[6], *fp[6], m, rf[2][4], *rp[2][4], rep[2], *reps[2], all;
+    const char *mf[6] = {"name", "mm", "config-epoch", "7", "flags", "master"};
+    const char *flags[2] = {"slave", "s_down,slave,disconnected"};
+    int i, j;
+    (void)state;
+
+    for (i = 0; i < 6; i++) {
+        f[i] = reply(REDIS_REPLY_STRING, mf[i]);
+        fp[i] = &f[i];
+    }
+    m = reply(REDIS_REPLY_ARRAY, NULL);
+    m.element = fp;
+    m.elements = 6;
+    assert_int_equal(rdl__reply_sentinel_epoch(&m), 7);
+    f[3] = reply(REDIS_REPLY_STRING, "7x");
+    assert_int_equal(rdl__reply_sentinel_epoch(&m), -1);
+    m.elements = 2; /* no config-epoch field */
+    assert_int_equal(rdl__reply_sentinel_epoch(&m), -1);
+
+    for (i = 0; i < 2; i++) {
+        const char *v[4] = {"ip", "1.1.1.1", "flags", flags[i]};
+        for (j = 0; j < 4; j++) {
+            rf[i][j] = reply(REDIS_REPLY_STRING, v[j]);
+            rp[i][j] = &rf[i][j];
+        }
+        rep[i] = reply(REDIS_REPLY_ARRAY, NULL);
+        rep[i].element = rp[i];
+        rep[i].elements = 4;
+        reps[i] = &rep[i];
+    }
+    all = reply(REDIS_REPLY_ARRAY, NULL);
+    all.element = reps;
+    all.elements = 2;
+    assert_int_equal(rdl__reply_sentinel_replicas_up(&all), 1);
+    rf[1][3] = reply(REDIS_REPLY_STRING, "slave");
+    assert_int_equal(rdl__reply_sentinel_replicas_up(&all), 2);
+    rep[1].elements = 2; /* no flags */
+    assert_int_equal(rdl__reply_sentinel_replicas_up(&all), -1);
+}
+
 static const struct CMUnitTest tests[] = {
-    RDLT_TEST(test_reply_sentinel),     RDLT_TEST(test_reply_redirects),
-    RDLT_TEST(test_reply_sunsubscribe), RDLT_TEST(test_reply_error_words),
-    RDLT_TEST(test_reply_word_alone),   RDLT_TEST(test_reply_word_boundaries),
-    RDLT_TEST(test_reply_other_errors), RDLT_TEST(test_reply_non_errors),
-    RDLT_TEST(test_reply_messages),     RDLT_TEST(test_reply_binary_payload),
+    RDLT_TEST(test_reply_sentinel_fields), RDLT_TEST(test_reply_sentinel),
+    RDLT_TEST(test_reply_redirects),       RDLT_TEST(test_reply_sunsubscribe),
+    RDLT_TEST(test_reply_error_words),     RDLT_TEST(test_reply_word_alone),
+    RDLT_TEST(test_reply_word_boundaries), RDLT_TEST(test_reply_other_errors),
+    RDLT_TEST(test_reply_non_errors),      RDLT_TEST(test_reply_messages),
+    RDLT_TEST(test_reply_binary_payload),
 };
 
 RDLT_MAIN(tests)
