@@ -108,7 +108,7 @@ struct rdl__conn {
     rdl__queue confirm_flight; /* those the WAIT in flight covers */
     long long confirm_wanted;  /* replicas the WAIT in flight asks for */
     /* RDL_REPLICAS_ALL: the most replicas the server had lately, and when
-     * that number was last seen (confirm_all). */
+     * that number was last seen (rdl__conn_note_replicas). */
     long long known_replicas;
     uint64_t known_at;
     unsigned gen;        /* connections established so far */

@@ -3,10 +3,9 @@
  * A round asks the sentinels one at a time, the one that answered last
  * first, with SENTINEL get-master-addr-by-name (which on the failover's
  * leader names the promoted replica at once), until one names the master.
- * The address is
- * then confirmed with ROLE on the master's own command connection: a
- * sentinel that has not yet noticed a failover names a replica, which
- * ROLE shows, and the client asks again shortly. Until a master is
+ * The address is then confirmed with ROLE on the master's own command
+ * connection: a sentinel that has not yet noticed a failover names a replica,
+ * which ROLE shows, and the client asks again shortly. Until a master is
  * confirmed, commands wait (router.c). ROLE cannot tell an old master that
  * was restarted and not yet demoted, so answers are also ordered by the
  * master's config epoch, which each failover raises (epoch_min). Once
@@ -114,11 +113,12 @@ static void on_replicas(void *data, int status, const redisReply *r)
 }
 
 /* Which replicas of the confirmed master the last sentinel to answer sees
- * up; a failure leaves the count as it was (ROLE still counts). */
+ * up; a failure leaves the count as it was (ROLE still counts). Only
+ * RDL_REPLICAS_ALL uses it. */
 static void ask_replicas(rdl__sentinel *s)
 {
     const char *argv[3] = {"SENTINEL", "REPLICAS", s->master};
-    if (s->sconn[s->good] != NULL)
+    if (s->c->durable_replicas == RDL_REPLICAS_ALL && s->sconn[s->good] != NULL)
         (void)rdl__conn_sendv(s->sconn[s->good], 3, argv, NULL, on_replicas, s);
 }
 
