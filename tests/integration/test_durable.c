@@ -146,6 +146,52 @@ static void test_durable_replicas_paused(void **state)
     rdlt_assert_ok(rdl_lock_release_as(la, A));
 }
 
+/* RDL_REPLICAS_ALL counts a replica the master no longer lists: one whose
+ * link dropped (paused, its connection cut) is missing from ROLE, and a
+ * grant confirmed by the others alone could be lost to it if it were
+ * promoted. The client saw two replicas, so it waits for two and refuses
+ * until the missing one is back. */
+static void test_durable_all_waits_for_an_unlisted_replica(void **state)
+{
+    rdlt_sentinel *sn = rdlt_sentinel_start(NULL);
+    rdl_client_t *all =
+        durable_client(rdlt_sentinel_url(sn), RDL_REPLICAS_ALL, 300);
+    rdl_lock_t *la = rdlt_lock(all, "u");
+    rdlt_server *m = rdlt_sentinel_master(sn);
+    rdlt_server *r1 = rdlt_sentinel_data(sn, 1);
+    redisReply *q;
+    int64_t deadline;
+    int rc;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(la, A, 0, 30000));
+    rdlt_assert_ok(rdl_lock_release_as(la, A));
+    rdlt_server_signal(r1, SIGSTOP);
+    freeReplyObject(rdlt_cmd(m, "CLIENT KILL TYPE replica"));
+    /* Until ROLE lists the other replica again and not the paused one. */
+    deadline = rdlt_now_ms() + 10000;
+    for (;;) {
+        q = rdlt_cmd(m, "ROLE");
+        rc = q->type == REDIS_REPLY_ARRAY && q->elements >= 3 &&
+             q->element[2]->elements == 1;
+        freeReplyObject(q);
+        if (rc || rdlt_now_ms() > deadline)
+            break;
+        rdlt_sleep_ms(20);
+    }
+    assert_true(rc);
+    rdlt_assert_rc(rdl_lock_acquire_as(la, A, 0, 30000), RDL_ENOREPLICAS);
+    assert_non_null(strstr(rdl_client_errmsg(all), "1 of 2 replicas"));
+    wait_free(m, "u");
+    rdlt_server_signal(r1, SIGCONT);
+    deadline = rdlt_now_ms() + 10000;
+    while ((rc = rdl_lock_acquire_as(la, A, 0, 30000)) == RDL_ENOREPLICAS &&
+           rdlt_now_ms() < deadline)
+        rdlt_sleep_ms(100);
+    rdlt_assert_ok(rc);
+    rdlt_assert_ok(rdl_lock_release_as(la, A));
+}
+
 typedef struct slow_grant {
     rdl_lock_t *lock;
     int rc;
@@ -303,6 +349,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_durable_replicas_paused),
     RDLT_TEST(test_durable_wait_blocks_nothing_else),
     RDLT_TEST(test_durable_renewals_need_replicas),
+    RDLT_TEST(test_durable_all_waits_for_an_unlisted_replica),
     RDLT_TEST(test_durable_failover_keeps_the_hold),
     RDLT_TEST(test_durable_off_failover_double_grant),
 };
