@@ -9,5 +9,7 @@
 #include "rdl/lock.h"
 #include "rdl/multilock.h"
 #include "rdl/rwlock.h"
+#include "rdl/semaphore.h"
+#include "rdl/latch.h"
 
 #endif

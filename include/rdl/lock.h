@@ -237,6 +237,9 @@ typedef struct rdl_lock_info_s {
     int64_t ttl_ms;         /**< remaining lease; -2 if not locked */
     uint64_t fencing_token; /**< latest token issued for this name, 0 if
                                  none is remembered */
+    uint32_t permits;       /**< 1 for the exclusive kinds; a semaphore's
+                                 total in force (holders then counts the
+                                 permits in use, hold_count the owner's) */
 } rdl_lock_info_t;
 
 /**

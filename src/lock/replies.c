@@ -74,5 +74,6 @@ int rdl__parse_info(const redisReply *r, size_t extra, long long *more,
     out->holder_count = 0;
     out->ttl_ms = pttl;
     out->fencing_token = (uint64_t)token;
+    out->permits = 1;
     return 0;
 }

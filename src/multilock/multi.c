@@ -505,6 +505,7 @@ static int multi_info(rdl_lock_t *ml, rdl_owner_t owner, rdl_lock_info_t *out)
     size_t i, held = 0;
     uint32_t count = UINT32_MAX;
     memset(out, 0, sizeof(*out));
+    out->permits = 1;
     out->ttl_ms = INT64_MAX;
     for (i = 0; i < m->n; i++) {
         rdl_lock_info_t p;
