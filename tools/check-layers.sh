@@ -25,7 +25,7 @@ root=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 #   deploy      picks a deployment for a URL (names every implementation)
 #   watchdog    batched lease renewal
 #   lock        rdl_lock_t, the script kinds' shared machinery
-#   fair, rwlock
+#   fair, rwlock, semaphore
 #               script kinds
 #   multilock   composites: only the extension interface of the lock
 #               layer (lock/lock_ext.h) and the allocator (core/alloc.h)
@@ -39,6 +39,7 @@ declare -A allowed=(
     [lock]="core watchdog"
     [fair]="core watchdog lock"
     [rwlock]="core watchdog lock"
+    [semaphore]="core watchdog lock"
     [multilock]="lock/lock_ext.h core/alloc.h"
 )
 

@@ -51,8 +51,7 @@ extern "C" {
  * Thread safety: safe from any thread.
  */
 RDL_API RDL_NODISCARD int rdl_semaphore_new(rdl_client_t *c, const char *name,
-                                            uint32_t permits,
-                                            rdl_lock_t **out);
+                                            uint32_t permits, rdl_lock_t **out);
 
 /**
  * Stores `permits` as the semaphore's total in Redis, for every client

@@ -117,6 +117,7 @@ int rdl__hold_granted(rdl_lock_t *lock, rdl_owner_t owner, uint64_t token,
                  os);
         rec->wd.script = lock->kind->renew_script;
         rec->wd.key = lock->key_hold;
+        rec->wd.key2 = lock->kind->renew_aux0 ? lock->key_aux[0] : NULL;
         rec->wd.member = rec->member;
         rec->wd.lost = on_lost;
         rec->wd.done = on_done;

@@ -48,6 +48,7 @@ int rdl__lock_create(rdl_client_t *c, const char *name,
         return RDL_ENOMEM;
     lock->ops = &rdl__scripted_ops;
     lock->kind = kind;
+    lock->permits = 1;
     lock->refs = 1;
     lock->c = c;
     lock->name = rdl__strdup(name);

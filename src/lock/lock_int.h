@@ -109,6 +109,8 @@ typedef struct rdl__lock_kind {
     int renew_script;
     const char *member_prefix;
 
+    int renew_aux0; /* the renewal script takes key_aux[0] after each hold
+                       key (the watchdog's key2) */
     const char *aux_suffix[2]; /* extra keys of a lock: key_aux[i], or NULL */
     const rdl__kind_queue *queue; /* NULL: waiters do not queue in Redis */
 } rdl__lock_kind;
@@ -136,6 +138,8 @@ struct rdl_lock_s {
     char *channel;
     char *key_aux[2]; /* kind-specific keys (rdl__lock_kind.aux_suffix) */
     unsigned flags;   /* kind-specific (read-write lock: writers first) */
+    uint32_t permits; /* the total this object offers (1; a semaphore's
+                         own: stored in Redis if the name has none) */
     int refs;         /* atomic; see rdl__lock_ref() */
     int freed;        /* atomic; rdl_lock_free() was called */
     uv_mutex_t mu;    /* guards holds and the lost callback */

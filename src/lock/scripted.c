@@ -158,6 +158,8 @@ static void on_info(void *data, int status, const redisReply *r)
     }
     if (status == 0)
         status = k->lock->kind->parse_info(r, k->info);
+    if (status == 0 && k->info->permits == 0) /* none stored: the object's */
+        k->info->permits = k->lock->permits;
     rdl__sync_done(&k->sync, status);
 }
 

@@ -1,0 +1,51 @@
+-- sem_release: returns one of an owner's permits.
+--
+-- KEYS[1..2] hash and expiries, as in lib/sem
+-- ARGV[1..7] as in lock_release (the same for every kind: owner, request
+--          id, publish command, channel, retention in ms, applied-set
+--          window in ms, "" or the acquire request to undo)
+--
+-- Replies  {1, count}  returned one permit; the owner holds count more
+--          {0}         the owner holds no permit (nothing changed)
+--
+-- The permit freed wakes the first registered waiter (one message, naming
+-- it), as do permits of holders whose lease ended, found on the way. A
+-- retry of an applied request answers the same: the owner's last request
+-- id while it holds permits, the applied set once it holds none.
+--@include applied
+--@include waiters
+--@include sem
+local me = ARGV[1]
+local now = sem_now()
+local freed, used = sem_purge(now)
+local h = redis.call('HMGET', KEYS[1], 'c:' .. me, 'r:' .. me, 'P', 'dn', 'dp',
+    'g', 'gs', 'd:' .. me)
+local total = tonumber(h[3] or '0')
+
+if not h[1] then
+    sem_wake(math.min(freed, total - used), ARGV[3], ARGV[4])
+    if applied_is(h[8], ARGV[2]) then
+        return {1, 0}
+    end
+    return {0}
+end
+if h[2] == ARGV[2] then
+    return {1, tonumber(h[1])}
+end
+if ARGV[7] ~= '' and h[2] ~= ARGV[7] then
+    return {0}
+end
+
+local n = tonumber(h[1]) - 1
+used = math.max(used - 1, 0)
+if n > 0 then
+    redis.call('HSET', KEYS[1], 'c:' .. me, n, 'r:' .. me, ARGV[2], 'u', used)
+else
+    redis.call('HDEL', KEYS[1], 'c:' .. me, 'k:' .. me, 'r:' .. me)
+    redis.call('ZREM', KEYS[2], me)
+    applied_add(KEYS[1], 'd:' .. me, ARGV[2], {h[4], h[5], h[6], h[7]},
+        tonumber(ARGV[6]), {'u', used}, not h[8], now)
+end
+sem_keep(tonumber(ARGV[5]))
+sem_wake(math.min(freed + 1, total - used), ARGV[3], ARGV[4])
+return {1, n}

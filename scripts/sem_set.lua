@@ -1,0 +1,23 @@
+-- sem_set: stores the total of a semaphore (rdl_semaphore_set_permits).
+--
+-- KEYS[1..2] hash and expiries, as in lib/sem
+-- ARGV[1]  the new total (> 0)
+-- ARGV[2]  publish command: "publish" or "spublish"
+-- ARGV[3]  channel of the semaphore
+-- ARGV[4]  retention of the keys, in ms
+--
+-- Reply    the total before (0 if none was stored)
+--
+-- Raising the total wakes as many registered waiters as permits it frees;
+-- lowering it revokes nothing (grants stop until the permits in use fall
+-- below it). Setting a value is idempotent, so a retry needs no record.
+--@include waiters
+--@include sem
+local now = sem_now()
+local _, used = sem_purge(now)
+local old = tonumber(redis.call('HGET', KEYS[1], 'P') or '0')
+local total = tonumber(ARGV[1])
+redis.call('HSET', KEYS[1], 'P', total)
+sem_keep(tonumber(ARGV[4]))
+sem_wake(total - math.max(old, used), ARGV[2], ARGV[3])
+return old

@@ -1,0 +1,535 @@
+/* The semaphore (src/semaphore, scripts/sem_*.lua): never more holders
+ * than the total in force, per-owner leases (a crashed holder's permits
+ * come back), the watchdog, a stored total, one wake-up per freed permit,
+ * idempotent retries, the MultiLock, and bad input. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <pthread.h>
+
+#include "rdlt.h"
+
+#define A ((rdl_owner_t)1)
+#define B ((rdl_owner_t)2)
+#define C ((rdl_owner_t)3)
+
+static void free_lock(void *l)
+{
+    rdl_lock_free(l);
+}
+
+static rdl_lock_t *sem(rdl_client_t *c, const char *name, uint32_t permits)
+{
+    rdl_lock_t *l = NULL;
+    rdlt_assert_ok(rdl_semaphore_new(c, name, permits, &l));
+    rdlt_defer(free_lock, l);
+    return l;
+}
+
+static rdl_client_stats_t stats(rdl_client_t *c)
+{
+    rdl_client_stats_t st;
+    rdlt_assert_ok(rdl_client_stats(c, &st));
+    return st;
+}
+
+static long long publishes(rdlt_server *s)
+{
+    redisReply *r = rdlt_cmd(s, "INFO commandstats");
+    const char *p = strstr(r->str, "cmdstat_publish:calls=");
+    long long n = p != NULL ? strtoll(p + 22, NULL, 10) : 0;
+    freeReplyObject(r);
+    return n;
+}
+
+/* Bad input is refused before anything is written. */
+static void test_semaphore_bad_input(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s);
+    rdl_lock_t *l = (rdl_lock_t *)&l, *plain = rdlt_lock(c, "plain");
+    rdl_lock_t *ok = sem(c, "ok", 2);
+    (void)state;
+
+    rdlt_assert_rc(rdl_semaphore_new(c, "zero", 0, &l), RDL_EINVAL);
+    assert_null(l);
+    assert_non_null(strstr(rdl_client_errmsg(c), "permits"));
+    rdlt_assert_rc(
+        rdl_semaphore_new(c, "big", RDL_SEMAPHORE_MAX_PERMITS + 1, &l),
+        RDL_EINVAL);
+    rdlt_assert_rc(rdl_semaphore_new(c, "", 1, &l), RDL_EINVAL);
+    rdlt_assert_rc(rdl_semaphore_new(c, NULL, 1, &l), RDL_EINVAL);
+    rdlt_assert_rc(rdl_semaphore_new(NULL, "x", 1, &l), RDL_EINVAL);
+    rdlt_assert_rc(rdl_semaphore_new(c, "x", 1, NULL), RDL_EINVAL);
+    rdlt_assert_rc(rdl_semaphore_set_permits(NULL, 1), RDL_EINVAL);
+    rdlt_assert_rc(rdl_semaphore_set_permits(plain, 1), RDL_EINVAL);
+    rdlt_assert_rc(rdl_semaphore_set_permits(ok, 0), RDL_EINVAL);
+    rdlt_assert_rc(rdl_lock_acquire_as(ok, A, 0, 0), RDL_EINVAL);
+    rdlt_assert_rc(rdl_lock_release_as(ok, A), RDL_ENOTHELD);
+    assert_int_equal(rdlt_count_keys(s, "rdl:sem*"), 0);
+}
+
+/* Never more holders than permits; each acquisition a larger token; a
+ * release lets the next one in; info counts permits in use. */
+static void test_semaphore_permits_limit(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s);
+    rdl_lock_t *l = sem(c, "lim", 3);
+    rdl_lock_info_t info;
+    uint64_t last = 0;
+    rdl_owner_t o;
+    (void)state;
+
+    for (o = 10; o < 13; o++) {
+        rdlt_assert_ok(rdl_lock_acquire_as(l, o, 0, 30000));
+        assert_true(rdl_lock_fencing_token(l, o) > last);
+        last = rdl_lock_fencing_token(l, o);
+    }
+    rdlt_assert_rc(rdl_lock_acquire_as(l, 13, 0, 30000), RDL_EBUSY);
+    rdlt_assert_rc(rdl_lock_acquire_as(l, 13, 200, 30000), RDL_ETIMEDOUT);
+    info = rdlt_info(l, 10);
+    assert_int_equal(info.permits, 3);
+    assert_int_equal(info.holders, 3);
+    assert_int_equal(info.hold_count, 1);
+    assert_true(info.locked && info.held_by_owner);
+    assert_true(info.ttl_ms > 0 && info.ttl_ms <= 30000);
+    assert_int_equal(info.fencing_token, last);
+    rdlt_assert_ok(rdl_lock_release_as(l, 11));
+    rdlt_assert_ok(rdl_lock_acquire_as(l, 13, 0, 30000));
+    assert_true(rdl_lock_fencing_token(l, 13) > last);
+    for (o = 10; o < 14; o++)
+        if (o != 11)
+            rdlt_assert_ok(rdl_lock_release_as(l, o));
+    info = rdlt_info(l, 10);
+    assert_int_equal(info.holders, 0);
+    assert_false(info.locked);
+    assert_int_equal(info.ttl_ms, -2);
+}
+
+/* One owner may hold several permits: each acquisition takes one (if one
+ * is free) with a token of its own, each release returns one. */
+static void test_semaphore_owner_holds_several(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s);
+    rdl_lock_t *l = sem(c, "several", 2);
+    uint64_t t1;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 30000));
+    t1 = rdl_lock_fencing_token(l, A);
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 30000));
+    assert_true(rdl_lock_fencing_token(l, A) > t1);
+    assert_int_equal(rdlt_info(l, A).hold_count, 2);
+    rdlt_assert_rc(rdl_lock_acquire_as(l, A, 0, 30000), RDL_EBUSY);
+    rdlt_assert_rc(rdl_lock_acquire_as(l, B, 0, 30000), RDL_EBUSY);
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+    assert_int_equal(rdlt_info(l, A).hold_count, 1);
+    rdlt_assert_ok(rdl_lock_acquire_as(l, B, 0, 30000));
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+    rdlt_assert_rc(rdl_lock_release_as(l, A), RDL_ENOTHELD);
+    rdlt_assert_ok(rdl_lock_release_as(l, B));
+}
+
+static int crash_holder(void *arg, int fd)
+{
+    const char *url = arg;
+    rdl_client_t *c = NULL;
+    rdl_lock_t *l = NULL;
+    if (rdl_client_new(&c) != 0 || rdl_client_set_url(c, url) != 0 ||
+        rdl_client_connect(c) != 0 || rdl_semaphore_new(c, "crash", 2, &l) != 0)
+        return 1;
+    if (rdl_lock_acquire_as(l, 7, 0, 1500) != 0 ||
+        rdl_lock_acquire_as(l, 7, 0, 1500) != 0)
+        return 2;
+    rdlt_child_say(fd, "held");
+    for (;;)
+        pause();
+    return 0;
+}
+
+/* A holder killed with SIGKILL: its permits come back when its lease
+ * ends, while another holder's (longer) lease is untouched; a waiter
+ * sleeping on them gets one then. */
+static void test_semaphore_crashed_holder_returns(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    char url[64], line[32];
+    rdlt_child *ch;
+    rdl_client_t *c;
+    rdl_lock_t *l;
+    int64_t t0;
+    (void)state;
+
+    snprintf(url, sizeof(url), "redis://127.0.0.1:%d", rdlt_server_port(s));
+    ch = rdlt_child_start(crash_holder, url);
+    if (rdlt_child_hear(ch, line, sizeof(line), 10000) != 0)
+        fail_msg("the child never held its permits");
+    c = rdlt_client(s);
+    l = sem(c, "crash", 2);
+    rdlt_assert_rc(rdl_lock_acquire_as(l, A, 0, 60000), RDL_EBUSY);
+    rdlt_child_signal(ch, SIGKILL);
+    t0 = rdlt_now_ms();
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 10000, 60000));
+    rdlt_assert_ok(rdl_lock_acquire_as(l, B, 0, 60000));
+    assert_true(rdlt_now_ms() - t0 < 5000);
+    assert_int_equal(rdlt_info(l, A).holders, 2);
+    rdlt_assert_rc(rdl_lock_acquire_as(l, C, 0, 60000), RDL_EBUSY);
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+    rdlt_assert_ok(rdl_lock_release_as(l, B));
+}
+
+/* RDL_LEASE_AUTO: the watchdog keeps every permit of the owner alive
+ * long past the lease; the permits go when released. */
+static void test_semaphore_auto_lease_kept(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    char url[64];
+    rdl_client_t *c;
+    rdl_lock_t *l, *other;
+    (void)state;
+
+    snprintf(url, sizeof(url), "redis://127.0.0.1:%d", rdlt_server_port(s));
+    c = rdlt_client_new(url);
+    rdlt_assert_ok(rdl_client_set_watchdog_ms(c, 500));
+    rdlt_assert_ok(rdl_client_connect(c));
+    l = sem(c, "auto", 2);
+    other = sem(rdlt_client(s), "auto", 2);
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, RDL_LEASE_AUTO));
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, RDL_LEASE_AUTO));
+    rdlt_sleep_ms(2000);
+    assert_int_equal(rdlt_info(l, A).hold_count, 2);
+    assert_int_equal(rdlt_info(other, A).holders, 2);
+    assert_true(rdl_lock_valid_ms(l, A) > 0);
+    rdlt_assert_rc(rdl_lock_acquire_as(other, B, 0, 5000), RDL_EBUSY);
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+    rdlt_sleep_ms(1200);
+    assert_int_equal(rdlt_info(other, A).holders, 1);
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+    rdlt_assert_ok(rdl_lock_acquire_as(other, B, 0, 5000));
+    rdlt_assert_ok(rdl_lock_release_as(other, B));
+}
+
+/* The stored total is in force: the first acquisition stores its
+ * object's; another client's object with another total follows it;
+ * set_permits changes it; lowering revokes nothing, it stops grants. */
+static void test_semaphore_total_stored_wins(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_lock_t *l5 = sem(rdlt_client(s), "tot", 5);
+    rdl_lock_t *l2 = sem(rdlt_client(s), "tot", 2);
+    rdl_owner_t o;
+    (void)state;
+
+    assert_int_equal(rdlt_info(l2, A).permits, 2); /* nothing stored yet */
+    for (o = 10; o < 13; o++)
+        rdlt_assert_ok(rdl_lock_acquire_as(l5, o, 0, 30000));
+    assert_int_equal(rdlt_info(l2, A).permits, 5);
+    rdlt_assert_ok(rdl_lock_acquire_as(l2, 13, 0, 30000)); /* 4 of 5 */
+    rdlt_assert_ok(rdl_semaphore_set_permits(l2, 2));
+    assert_int_equal(rdlt_info(l5, A).permits, 2);
+    assert_int_equal(rdlt_info(l5, A).holders, 4); /* nothing revoked */
+    rdlt_assert_rc(rdl_lock_acquire_as(l5, 14, 0, 30000), RDL_EBUSY);
+    for (o = 10; o < 13; o++)
+        rdlt_assert_ok(rdl_lock_release_as(l5, o));
+    rdlt_assert_ok(rdl_lock_acquire_as(l5, 14, 0, 30000)); /* 2 of 2 */
+    rdlt_assert_rc(rdl_lock_acquire_as(l5, 15, 0, 30000), RDL_EBUSY);
+    rdlt_assert_ok(rdl_semaphore_set_permits(l5, 3));
+    rdlt_assert_ok(rdl_lock_acquire_as(l5, 15, 0, 30000));
+    rdlt_assert_ok(rdl_lock_release_as(l2, 13));
+    rdlt_assert_ok(rdl_lock_release_as(l5, 14));
+    rdlt_assert_ok(rdl_lock_release_as(l5, 15));
+}
+
+typedef struct waiter {
+    rdl_client_t *c;
+    rdl_lock_t *l;
+    int rc;
+    int done; /* atomic */
+} waiter;
+
+static void *wait_thread(void *arg)
+{
+    waiter *w = arg;
+    w->rc = rdl_lock_acquire_as(w->l, A, RDL_WAIT_FOREVER, 30000);
+    __atomic_store_n(&w->done, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+static void wait_waiters(rdl_lock_t *l, uint32_t n)
+{
+    int64_t deadline = rdlt_now_ms() + 10000;
+    while (rdlt_info(l, B).waiters != n) {
+        if (rdlt_now_ms() > deadline)
+            fail_msg("%u waiters never registered (%u)", n,
+                     rdlt_info(l, B).waiters);
+        rdlt_sleep_ms(5);
+    }
+}
+
+static int count_done(waiter *w, int n)
+{
+    int i, d = 0;
+    for (i = 0; i < n; i++)
+        d += __atomic_load_n(&w[i].done, __ATOMIC_SEQ_CST);
+    return d;
+}
+
+/* Each permit freed wakes exactly one waiter, across clients, by its
+ * message (not by a capped sleep), in the order they registered; a
+ * release that frees two permits' worth (set_permits) wakes two. */
+static void test_semaphore_one_wakeup_per_permit(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *hc = rdlt_client(s);
+    rdl_lock_t *hl = sem(hc, "wake", 2);
+    waiter w[4];
+    rdlt_thread *t[4];
+    long long pub;
+    int i;
+    (void)state;
+
+    /* The waiters' leases (30 s) are no shorter than what the holders
+     * have left, so no grant tells the next waiter of a sooner expiry
+     * (a "recap" message): every message counted is a wake-up. */
+    rdlt_assert_ok(rdl_lock_acquire_as(hl, 100, 0, 30000));
+    rdlt_assert_ok(rdl_lock_acquire_as(hl, 101, 0, 30000));
+    for (i = 0; i < 4; i++) {
+        memset(&w[i], 0, sizeof(w[i]));
+        w[i].c = rdlt_client(s);
+        w[i].l = sem(w[i].c, "wake", 2);
+        /* Subscribed before its one try, so that try registers it. */
+        rdlt_assert_rc(rdl_lock_acquire_as(w[i].l, B, 100, 30000),
+                       RDL_ETIMEDOUT);
+        t[i] = rdlt_thread_start(wait_thread, &w[i]);
+        wait_waiters(hl, (uint32_t)i + 1);
+    }
+    pub = publishes(s);
+    rdlt_assert_ok(rdl_lock_release_as(hl, 100));
+    if (!rdlt_wait_flag(&w[0].done, 5000))
+        fail_msg("the first waiter was not woken");
+    rdlt_thread_join(t[0]);
+    rdlt_assert_ok(w[0].rc);
+    assert_int_equal(stats(w[0].c).wakeups, 1);
+    assert_int_equal(publishes(s) - pub, 1);
+    rdlt_sleep_ms(200);
+    assert_int_equal(count_done(w, 4), 1);
+
+    rdlt_assert_ok(rdl_semaphore_set_permits(hl, 4)); /* two more */
+    if (!rdlt_wait_flag(&w[1].done, 5000) || !rdlt_wait_flag(&w[2].done, 5000))
+        fail_msg("raising the total did not wake two waiters");
+    rdlt_thread_join(t[1]);
+    rdlt_thread_join(t[2]);
+    assert_int_equal(publishes(s) - pub, 3);
+    rdlt_assert_ok(w[1].rc);
+    rdlt_assert_ok(w[2].rc);
+    assert_int_equal(stats(w[1].c).wakeups, 1);
+    assert_int_equal(stats(w[2].c).wakeups, 1);
+    rdlt_sleep_ms(200);
+    assert_int_equal(count_done(w, 4), 3);
+
+    rdlt_assert_ok(rdl_lock_release_as(hl, 101));
+    if (!rdlt_wait_flag(&w[3].done, 5000))
+        fail_msg("the last waiter was not woken");
+    rdlt_thread_join(t[3]);
+    rdlt_assert_ok(w[3].rc);
+    assert_int_equal(stats(w[3].c).wakeups, 1);
+    for (i = 0; i < 4; i++)
+        rdlt_assert_ok(rdl_lock_release_as(w[i].l, A));
+}
+
+/* Lost replies: a retried acquisition takes one permit, not two; a
+ * retried release returns one, not two (the fault proxy drops the
+ * replies after the server applied the scripts). */
+static void test_semaphore_retries_count_once(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdlt_proxy *p = rdlt_proxy_start(s);
+    rdl_client_t *c = rdlt_proxy_client(p);
+    rdl_lock_t *l = sem(c, "retry", 3), *d = sem(rdlt_client(s), "retry", 3);
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(l, C, 0, 30000)); /* scripts loaded */
+    rdlt_assert_ok(rdl_lock_release_as(l, C));
+    rdlt_proxy_drop_reply(p, "EVALSHA", "{retry}", 1);
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 5000, 30000));
+    assert_int_equal(rdlt_info(d, A).holders, 1);
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 30000));
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 30000));
+    rdlt_proxy_drop_reply(p, "EVALSHA", "{retry}", 1);
+    rdlt_assert_ok(rdl_lock_release_as(l, A)); /* 3 -> 2, once */
+    assert_int_equal(rdlt_info(d, A).holders, 2);
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+    rdlt_proxy_drop_reply(p, "EVALSHA", "{retry}", 1);
+    rdlt_assert_ok(rdl_lock_release_as(l, A)); /* the last one */
+    assert_int_equal(rdlt_info(d, A).holders, 0);
+    rdlt_assert_rc(rdl_lock_release_as(l, A), RDL_ENOTHELD);
+}
+
+/* Force release frees every permit; the total and the tokens stay. */
+static void test_semaphore_force_release(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s);
+    rdl_lock_t *l = sem(c, "force", 2);
+    uint64_t t;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 30000));
+    rdlt_assert_ok(rdl_lock_acquire_as(l, B, 0, 30000));
+    t = rdl_lock_fencing_token(l, B);
+    rdlt_assert_ok(rdl_lock_force_release(l));
+    assert_int_equal(rdlt_info(l, A).holders, 0);
+    rdlt_assert_rc(rdl_lock_force_release(l), RDL_ENOTHELD);
+    rdlt_assert_rc(rdl_lock_release_as(l, A), RDL_ENOTHELD);
+    rdlt_assert_ok(rdl_lock_acquire_as(l, C, 0, 30000));
+    assert_true(rdl_lock_fencing_token(l, C) > t);
+    rdlt_assert_ok(rdl_lock_release_as(l, C));
+}
+
+/* In a MultiLock with a plain lock: all or nothing. */
+static void test_semaphore_in_multilock(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s);
+    rdl_lock_t *parts[2] = {sem(c, "msem", 1), rdlt_lock(c, "mplain")};
+    rdl_lock_t *ml = NULL, *other = sem(rdlt_client(s), "msem", 1);
+    (void)state;
+
+    rdlt_assert_ok(rdl_multilock_new(parts, 2, &ml));
+    rdlt_defer(free_lock, ml);
+    rdlt_assert_ok(rdl_lock_acquire_as(ml, A, 0, 30000));
+    assert_true(rdl_lock_fencing_token(ml, A) > 0);
+    rdlt_assert_rc(rdl_lock_acquire_as(other, B, 0, 30000), RDL_EBUSY);
+    rdlt_assert_ok(rdl_lock_release_as(ml, A));
+    rdlt_assert_ok(rdl_lock_acquire_as(other, B, 0, 30000));
+    rdlt_assert_rc(rdl_lock_acquire_as(ml, A, 200, 30000), RDL_ETIMEDOUT);
+    assert_false(rdlt_info(parts[1], A).locked); /* nothing kept */
+    rdlt_assert_ok(rdl_lock_release_as(other, B));
+}
+
+/* Threads in this process and in two forked ones cycle on one semaphore;
+ * a counter in shared memory records the holders at once, and never
+ * exceeds the total. */
+#define CYC_PERMITS 3
+#define CYC_THREADS 4
+#define CYC_ROUNDS 150
+
+typedef struct shared_count {
+    int now, max, errors;
+} shared_count;
+
+typedef struct cycler {
+    const char *url;
+    shared_count *sh;
+    rdl_owner_t owner;
+} cycler;
+
+static void *cycle_thread(void *arg)
+{
+    cycler *cy = arg;
+    rdl_client_t *c = NULL;
+    rdl_lock_t *l = NULL;
+    int i;
+    if (rdl_client_new(&c) != 0 || rdl_client_set_url(c, cy->url) != 0 ||
+        rdl_client_connect(c) != 0 ||
+        rdl_semaphore_new(c, "cycles", CYC_PERMITS, &l) != 0) {
+        __atomic_add_fetch(&cy->sh->errors, 1, __ATOMIC_SEQ_CST);
+        rdl_client_free(c);
+        return NULL;
+    }
+    for (i = 0; i < CYC_ROUNDS; i++) {
+        int n, m;
+        if (rdl_lock_acquire_as(l, cy->owner, 20000, 10000) != 0) {
+            __atomic_add_fetch(&cy->sh->errors, 1, __ATOMIC_SEQ_CST);
+            continue;
+        }
+        n = __atomic_add_fetch(&cy->sh->now, 1, __ATOMIC_SEQ_CST);
+        while ((m = __atomic_load_n(&cy->sh->max, __ATOMIC_SEQ_CST)) < n &&
+               !__atomic_compare_exchange_n(&cy->sh->max, &m, n, 0,
+                                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+            ;
+        __atomic_sub_fetch(&cy->sh->now, 1, __ATOMIC_SEQ_CST);
+        if (rdl_lock_release_as(l, cy->owner) != 0)
+            __atomic_add_fetch(&cy->sh->errors, 1, __ATOMIC_SEQ_CST);
+    }
+    rdl_lock_free(l);
+    rdl_client_free(c);
+    return NULL;
+}
+
+static void run_cyclers(const char *url, shared_count *sh, rdl_owner_t base)
+{
+    pthread_t t[CYC_THREADS];
+    cycler cy[CYC_THREADS];
+    int i;
+    for (i = 0; i < CYC_THREADS; i++) {
+        cy[i].url = url;
+        cy[i].sh = sh;
+        cy[i].owner = base + (rdl_owner_t)i;
+        pthread_create(&t[i], NULL, cycle_thread, &cy[i]);
+    }
+    for (i = 0; i < CYC_THREADS; i++)
+        pthread_join(t[i], NULL);
+}
+
+typedef struct child_arg {
+    const char *url;
+    shared_count *sh;
+} child_arg;
+
+static int cycle_child(void *arg, int fd)
+{
+    child_arg *a = arg;
+    (void)fd;
+    run_cyclers(a->url, a->sh, 1000);
+    return 0;
+}
+
+static void test_semaphore_never_more_holders(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    char url[64];
+    shared_count *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+                            MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    child_arg a;
+    rdlt_child *ch[2];
+    int i;
+    (void)state;
+
+    assert_true(sh != MAP_FAILED);
+    memset(sh, 0, sizeof(*sh));
+    snprintf(url, sizeof(url), "redis://127.0.0.1:%d", rdlt_server_port(s));
+    a.url = url;
+    a.sh = sh;
+    for (i = 0; i < 2; i++)
+        ch[i] = rdlt_child_start(cycle_child, &a);
+    run_cyclers(url, sh, 1);
+    for (i = 0; i < 2; i++)
+        assert_int_equal(rdlt_child_wait(ch[i], 120000), 0);
+    assert_int_equal(sh->errors, 0);
+    assert_true(sh->max >= 1 && sh->max <= CYC_PERMITS);
+    assert_int_equal(sh->now, 0);
+    munmap(sh, sizeof(*sh));
+}
+
+static const struct CMUnitTest tests[] = {
+    RDLT_TEST(test_semaphore_bad_input),
+    RDLT_TEST(test_semaphore_permits_limit),
+    RDLT_TEST(test_semaphore_owner_holds_several),
+    RDLT_TEST(test_semaphore_crashed_holder_returns),
+    RDLT_TEST(test_semaphore_auto_lease_kept),
+    RDLT_TEST(test_semaphore_total_stored_wins),
+    RDLT_TEST(test_semaphore_one_wakeup_per_permit),
+    RDLT_TEST(test_semaphore_retries_count_once),
+    RDLT_TEST(test_semaphore_force_release),
+    RDLT_TEST(test_semaphore_in_multilock),
+    RDLT_TEST(test_semaphore_never_more_holders),
+};
+
+RDLT_MAIN(tests)
