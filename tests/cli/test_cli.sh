@@ -227,6 +227,27 @@ kinds)
     expect_code 0 "$rdl" info --kind write --json rw
     grep '"holders":1' "$tmp/out" >/dev/null || fail "info: $(cat "$tmp/out")"
     ;;
+semaphore)
+    # At most N holders across processes: two hold, a third is refused;
+    # info shows the permits in use and the total.
+    sem=(--kind semaphore --permits 2)
+    "$rdl" run "${sem[@]}" --on-lost ignore sem -- sleep 3 &
+    pids+=($!)
+    "$rdl" run "${sem[@]}" --on-lost ignore sem -- sleep 3 &
+    pids+=($!)
+    for i in $(seq 200); do
+        "$rdl" info --kind semaphore sem >"$tmp/out"
+        grep 'permits: *2 in use of 2' "$tmp/out" >/dev/null && break
+        [ "$i" -lt 200 ] || fail "two holders never held: $(cat "$tmp/out")"
+        sleep 0.02
+    done
+    expect_code 75 "$rdl" run "${sem[@]}" --wait 0 sem -- true
+    expect_code 0 "$rdl" info --kind semaphore --json sem
+    grep '"holders":2' "$tmp/out" >/dev/null || fail "$(cat "$tmp/out")"
+    grep '"permits":2' "$tmp/out" >/dev/null || fail "$(cat "$tmp/out")"
+    expect_code 0 "$rdl" run "${sem[@]}" --wait 10000 sem -- true
+    expect_code 0 "$rdl" release --kind semaphore --force sem
+    ;;
 info_release)
     expect_code 0 "$rdl" info --json free
     grep '"locked":false' "$tmp/out" >/dev/null || fail "$(cat "$tmp/out")"
@@ -255,6 +276,10 @@ bad_usage)
     expect_code 64 "$rdl" run --lease 5 name -- true
     expect_code 64 "$rdl" run --on-lost maybe name -- true
     expect_code 64 "$rdl" run --kind nope name -- true
+    expect_code 64 "$rdl" run --kind semaphore name -- true
+    expect_code 64 "$rdl" run --permits 2 name -- true
+    expect_code 64 "$rdl" run --kind semaphore --permits 0 name -- true
+    expect_code 64 "$rdl" info --kind semaphore --permits x name
     expect_code 64 "$rdl" info
     expect_code 64 "$rdl" release name
     expect_code 64 "$rdl" --timeout 0 info x

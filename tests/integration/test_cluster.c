@@ -609,6 +609,33 @@ static void test_cluster_rwlock(void **state)
     rdl_rwlock_free(b);
 }
 
+/* A semaphore on the cluster: two clients share its permits on the
+ * name's master, a third owner waits for one, the watchdog renews an auto
+ * holder (its two keys are one slot), and a release wakes the waiter. */
+static void test_cluster_semaphore(void **state)
+{
+    rdlt_cluster *cl = rdlt_cluster_start();
+    rdl_client_t *c1 = rdlt_cluster_client(cl), *c2 = rdlt_cluster_client(cl);
+    rdl_lock_t *a = NULL, *b = NULL;
+    rdl_lock_info_t info;
+    (void)state;
+
+    rdlt_assert_ok(rdl_semaphore_new(c1, "semhot", 2, &a));
+    rdlt_assert_ok(rdl_semaphore_new(c2, "semhot", 2, &b));
+    rdlt_assert_ok(rdl_lock_acquire_as(a, 1, 0, RDL_LEASE_AUTO));
+    rdlt_assert_ok(rdl_lock_acquire_as(b, 2, 0, 5000));
+    rdlt_assert_rc(rdl_lock_acquire_as(b, 3, 0, 5000), RDL_EBUSY);
+    rdlt_assert_ok(rdl_lock_info(a, 1, &info));
+    assert_int_equal(info.holders, 2);
+    assert_int_equal(info.permits, 2);
+    rdlt_assert_ok(rdl_lock_release_as(b, 2));
+    rdlt_assert_ok(rdl_lock_acquire_as(b, 3, 2000, 5000));
+    rdlt_assert_ok(rdl_lock_release_as(b, 3));
+    rdlt_assert_ok(rdl_lock_release_as(a, 1));
+    rdl_lock_free(a);
+    rdl_lock_free(b);
+}
+
 /* Durable acquisitions on a cluster (rdl_client_set_durability): the
  * grant is confirmed by the replica of the name's master, over that
  * master's durable connection; with the replica paused it is refused with
@@ -740,6 +767,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_cluster_fair_lock),
     RDLT_TEST(test_cluster_multilock),
     RDLT_TEST(test_cluster_rwlock),
+    RDLT_TEST(test_cluster_semaphore),
 };
 
 RDLT_MAIN(tests)

@@ -39,29 +39,34 @@ int cli_duration(const char *s, const char *word, int64_t word_value,
  * message on failure. */
 rdl_client_t *cli_connect(const cli *g, int64_t watchdog_ms);
 
-/* A lock of a kind: "lock", "fair", "read" or "write". Returns 0 and the
- * lock (free it with cli_lock_free), 1 for an unknown kind (nothing
- * printed), or an rdl error code. */
+/* A lock of a kind: "lock", "fair", "read", "write" or "semaphore" (with
+ * `permits`, its total if Redis has none; ignored by the other kinds).
+ * Returns 0 and the lock (free it with cli_lock_free), 1 for an unknown
+ * kind (nothing printed), or an rdl error code. */
 typedef struct cli_lock {
     rdl_lock_t *lock;
     rdl_rwlock_t *rw; /* read and write kinds */
 } cli_lock;
 int cli_lock_open(rdl_client_t *c, const char *kind, const char *name,
-                  cli_lock *out);
+                  uint32_t permits, cli_lock *out);
 void cli_lock_free(cli_lock *l);
-/* "lock|fair|read|write", for messages. */
+/* "lock|fair|read|write|semaphore", for messages. */
 extern const char *const cli_kinds;
 
-/* Parses "[--kind K] [FLAG] NAME" (info, release): 0, -1 after --help
- * (printed), or EXIT_USAGE after a message and the usage. */
+/* Parses --permits N: 1..RDL_SEMAPHORE_MAX_PERMITS. 0 or -1. */
+int cli_permits(const char *s, uint32_t *out);
+
+/* Parses "[--kind K] [--permits N] [FLAG] NAME" (info, release): 0, -1
+ * after --help (printed), or EXIT_USAGE after a message and the usage.
+ * *permits is 1 unless given. */
 int cli_parse_named(int argc, char **argv, const char *cmd, const char *flag,
-                    int *flag_set, const char **kind, const char **name,
-                    void (*usage)(FILE *f));
+                    int *flag_set, const char **kind, uint32_t *permits,
+                    const char **name, void (*usage)(FILE *f));
 
 /* Connects (exits on failure, as cli_connect) and opens NAME of KIND.
  * Returns 0, or an exit code after a message (the client is freed). */
 int cli_open(const cli *g, int64_t watchdog_ms, const char *kind,
-             const char *name, rdl_client_t **c, cli_lock *l);
+             const char *name, uint32_t permits, rdl_client_t **c, cli_lock *l);
 
 /* Exit code for an rdl error of a connected client. */
 int cli_exit_code(int rc);

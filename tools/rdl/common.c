@@ -109,10 +109,23 @@ rdl_client_t *cli_connect(const cli *g, int64_t watchdog_ms)
     return c;
 }
 
-const char *const cli_kinds = "lock|fair|read|write";
+const char *const cli_kinds = "lock|fair|read|write|semaphore";
+
+int cli_permits(const char *s, uint32_t *out)
+{
+    char *end;
+    unsigned long v;
+    if (s[0] < '0' || s[0] > '9')
+        return -1;
+    v = strtoul(s, &end, 10);
+    if (*end != '\0' || v < 1 || v > RDL_SEMAPHORE_MAX_PERMITS)
+        return -1;
+    *out = (uint32_t)v;
+    return 0;
+}
 
 int cli_lock_open(rdl_client_t *c, const char *kind, const char *name,
-                  cli_lock *out)
+                  uint32_t permits, cli_lock *out)
 {
     int rc;
     memset(out, 0, sizeof(*out));
@@ -120,6 +133,8 @@ int cli_lock_open(rdl_client_t *c, const char *kind, const char *name,
         return rdl_lock_new(c, name, &out->lock);
     if (strcmp(kind, "fair") == 0)
         return rdl_fairlock_new(c, name, &out->lock);
+    if (strcmp(kind, "semaphore") == 0)
+        return rdl_semaphore_new(c, name, permits, &out->lock);
     if (strcmp(kind, "read") != 0 && strcmp(kind, "write") != 0)
         return 1;
     if ((rc = rdl_rwlock_new(c, name, &out->rw)) != 0)
@@ -139,11 +154,11 @@ void cli_lock_free(cli_lock *l)
 }
 
 int cli_open(const cli *g, int64_t watchdog_ms, const char *kind,
-             const char *name, rdl_client_t **c, cli_lock *l)
+             const char *name, uint32_t permits, rdl_client_t **c, cli_lock *l)
 {
     int rc;
     *c = cli_connect(g, watchdog_ms);
-    rc = cli_lock_open(*c, kind, name, l);
+    rc = cli_lock_open(*c, kind, name, permits, l);
     if (rc == 0)
         return 0;
     if (rc == 1)
@@ -156,11 +171,12 @@ int cli_open(const cli *g, int64_t watchdog_ms, const char *kind,
 }
 
 int cli_parse_named(int argc, char **argv, const char *cmd, const char *flag,
-                    int *flag_set, const char **kind, const char **name,
-                    void (*usage)(FILE *f))
+                    int *flag_set, const char **kind, uint32_t *permits,
+                    const char **name, void (*usage)(FILE *f))
 {
     int i;
     *kind = "lock";
+    *permits = 1;
     *name = NULL;
     for (i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -170,6 +186,12 @@ int cli_parse_named(int argc, char **argv, const char *cmd, const char *flag,
             *flag_set = 1;
         } else if (strcmp(argv[i], "--kind") == 0 && i + 1 < argc) {
             *kind = argv[++i];
+        } else if (strcmp(argv[i], "--permits") == 0 && i + 1 < argc) {
+            if (cli_permits(argv[++i], permits) != 0) {
+                cli_error("--permits", "expected 1..%u, got \"%s\"",
+                          RDL_SEMAPHORE_MAX_PERMITS, argv[i]);
+                return EXIT_USAGE;
+            }
         } else if (argv[i][0] == '-' || *name != NULL) {
             cli_error(cmd, "unexpected argument \"%s\"", argv[i]);
             usage(stderr);

@@ -7,13 +7,14 @@
 
 void cli_usage_info(FILE *f)
 {
-    fputs("usage: rdl [GLOBAL OPTIONS] info [--kind lock|fair|read|write]\n"
-          "           [--json] NAME\n"
+    fputs("usage: rdl [GLOBAL OPTIONS] info\n"
+          "           [--kind lock|fair|read|write|semaphore] [--json] NAME\n"
           "\n"
           "Shows whether NAME is held, by how many owners, the holder's hold\n"
           "count, for how long the lease runs, the latest fencing token and\n"
           "the number of waiters\n"
-          "(fair lock queue, waiting writers of a read-write lock).\n",
+          "(fair lock queue, waiting writers of a read-write lock).\n"
+          "For a semaphore: the permits in use and the total in force.\n",
           f);
 }
 
@@ -39,13 +40,14 @@ int cli_info(const cli *g, int argc, char **argv)
     rdl_lock_info_t info;
     rdl_client_t *c;
     cli_lock l;
+    uint32_t permits;
     int json = 0, rc;
 
-    rc = cli_parse_named(argc, argv, "info", "--json", &json, &kind, &name,
-                         cli_usage_info);
+    rc = cli_parse_named(argc, argv, "info", "--json", &json, &kind, &permits,
+                         &name, cli_usage_info);
     if (rc != 0)
         return rc < 0 ? 0 : rc;
-    if ((rc = cli_open(g, 0, kind, name, &c, &l)) != 0)
+    if ((rc = cli_open(g, 0, kind, name, permits, &c, &l)) != 0)
         return rc;
     if ((rc = rdl_lock_info(l.lock, 0, &info)) != 0) {
         cli_error(name, "%s (%s)", rdl_client_errmsg(c), rdl_err_name(rc));
@@ -59,15 +61,21 @@ int cli_info(const cli *g, int argc, char **argv)
         printf(",\"kind\":");
         json_string(kind);
         printf(",\"locked\":%s,\"holders\":%u,\"ttl_ms\":%lld,"
-               "\"hold_count\":%u,\"fencing_token\":%llu,\"waiters\":%u}\n",
+               "\"hold_count\":%u,\"fencing_token\":%llu,\"waiters\":%u,"
+               "\"permits\":%u}\n",
                info.locked ? "true" : "false", info.holders,
                (long long)info.ttl_ms, info.holder_count,
-               (unsigned long long)info.fencing_token, info.waiters);
+               (unsigned long long)info.fencing_token, info.waiters,
+               info.permits);
     } else {
         printf("name:          %s\n", name);
         printf("kind:          %s\n", kind);
         printf("locked:        %s\n", info.locked ? "yes" : "no");
-        printf("holders:       %u\n", info.holders);
+        if (strcmp(kind, "semaphore") == 0)
+            printf("permits:       %u in use of %u\n", info.holders,
+                   info.permits);
+        else
+            printf("holders:       %u\n", info.holders);
         if (info.holder_count > 0)
             printf("hold count:    %u (the %s's)\n", info.holder_count,
                    strcmp(kind, "read") == 0 || strcmp(kind, "write") == 0

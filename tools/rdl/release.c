@@ -7,13 +7,14 @@
 
 void cli_usage_release(FILE *f)
 {
-    fputs("usage: rdl [GLOBAL OPTIONS] release [--kind lock|fair|read|write]\n"
-          "           --force NAME\n"
+    fputs("usage: rdl [GLOBAL OPTIONS] release\n"
+          "           [--kind lock|fair|read|write|semaphore] --force NAME\n"
           "\n"
           "Frees NAME whoever holds it, and says what it freed. Its holders\n"
           "are not told until they renew or release (an 'rdl run' holding it\n"
           "signals its command, as --on-lost says). The read and write kinds\n"
-          "free the whole read-write lock. Exit 0 also when it was free.\n",
+          "free the whole read-write lock; a semaphore's every permit.\n"
+          "Exit 0 also when it was free.\n",
           f);
 }
 
@@ -23,10 +24,11 @@ int cli_release(const cli *g, int argc, char **argv)
     rdl_lock_info_t info;
     rdl_client_t *c;
     cli_lock l;
+    uint32_t permits;
     int force = 0, rc;
 
-    rc = cli_parse_named(argc, argv, "release", "--force", &force, &kind, &name,
-                         cli_usage_release);
+    rc = cli_parse_named(argc, argv, "release", "--force", &force, &kind,
+                         &permits, &name, cli_usage_release);
     if (rc != 0)
         return rc < 0 ? 0 : rc;
     if (!force) {
@@ -35,7 +37,7 @@ int cli_release(const cli *g, int argc, char **argv)
         cli_usage_release(stderr);
         return EXIT_USAGE;
     }
-    if ((rc = cli_open(g, 0, kind, name, &c, &l)) != 0)
+    if ((rc = cli_open(g, 0, kind, name, permits, &c, &l)) != 0)
         return rc;
     rc = rdl_lock_info(l.lock, 0, &info);
     if (rc == 0) {

@@ -27,6 +27,7 @@ extern char **environ;
 
 typedef struct run_opts {
     const char *kind;
+    uint32_t permits; /* --permits (semaphore), else 0 */
     int64_t wait_ms;
     int64_t lease_ms; /* 0: auto (the default watchdog lease) */
     int on_lost;      /* SIGTERM, SIGKILL or 0 (ignore) */
@@ -45,7 +46,8 @@ static volatile int lost_reason;
 void cli_usage_run(FILE *f)
 {
     fputs(
-        "usage: rdl [GLOBAL OPTIONS] run [--kind lock|fair|read|write]\n"
+        "usage: rdl [GLOBAL OPTIONS] run\n"
+        "           [--kind lock|fair|read|write|semaphore] [--permits N]\n"
         "           [--wait MS|forever] [--lease MS|auto]\n"
         "           [--on-lost term|kill|ignore] NAME -- CMD [ARGS...]\n"
         "\n"
@@ -55,7 +57,11 @@ void cli_usage_run(FILE *f)
         "(128 + the signal if CMD was killed).\n"
         "\n"
         "  --kind K      lock (default), fair (FIFO), read or write (the two\n"
-        "                sides of a read-write lock)\n"
+        "                sides of a read-write lock), or semaphore (with\n"
+        "                --permits)\n"
+        "  --permits N   semaphore: at most N holders at once across the\n"
+        "                fleet (the total stored in Redis wins if there is\n"
+        "                one; 'rdl info --kind semaphore' shows it)\n"
         "  --wait W      how long to wait for the lock: milliseconds, or\n"
         "                forever (default); not acquired in time: exit 75\n"
         "                without running CMD\n"
@@ -75,6 +81,7 @@ static int parse(int argc, char **argv, run_opts *o)
 {
     int i;
     o->kind = "lock";
+    o->permits = 0;
     o->wait_ms = RDL_WAIT_FOREVER;
     o->lease_ms = 0;
     o->on_lost = SIGTERM;
@@ -93,6 +100,12 @@ static int parse(int argc, char **argv, run_opts *o)
         i++;
         if (strcmp(a, "--kind") == 0) {
             o->kind = v;
+        } else if (strcmp(a, "--permits") == 0) {
+            if (cli_permits(v, &o->permits) != 0) {
+                cli_error("--permits", "expected 1..%u, got \"%s\"",
+                          RDL_SEMAPHORE_MAX_PERMITS, v);
+                return -1;
+            }
         } else if (strcmp(a, "--wait") == 0) {
             if (cli_duration(v, "forever", RDL_WAIT_FOREVER, &o->wait_ms)) {
                 cli_error("--wait",
@@ -128,6 +141,12 @@ static int parse(int argc, char **argv, run_opts *o)
             cli_error("run", "unknown option \"%s\"", a);
             return -1;
         }
+    }
+    if ((strcmp(o->kind, "semaphore") == 0) != (o->permits != 0)) {
+        cli_error("--permits", o->permits != 0
+                                   ? "only a semaphore has permits"
+                                   : "a semaphore needs --permits N");
+        return -1;
     }
     if (i == argc || strcmp(argv[i], "--") == 0) {
         cli_error("run", "no lock NAME given");
@@ -263,7 +282,8 @@ int cli_run(const cli *g, int argc, char **argv)
     blocked_set(&set);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
 
-    if ((code = cli_open(g, o.lease_ms, o.kind, o.name, &c, &l)) != 0)
+    if ((code = cli_open(g, o.lease_ms, o.kind, o.name, o.permits, &c, &l)) !=
+        0)
         return code;
     (void)rdl_lock_set_lost_cb(l.lock, on_lost, NULL);
 
