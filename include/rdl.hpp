@@ -59,8 +59,7 @@
  * Thread safety: as the C calls underneath: locks may be shared by
  * threads; no blocking call may be made on the client's loop thread, which
  * is where on_lost() callbacks run (such calls fail with RDL_EDEADLK).
- *
- * Not here yet: rdl::counting_semaphore waits for the C semaphore. */
+ */
 #ifndef RDL_HPP
 #define RDL_HPP
 
@@ -986,6 +985,114 @@ class shared_mutex : public lock_base
         if (rc != 0)
             detail::throw_error(rc, "rdl_rwlock_new", c.get());
         adopt(rw, free_rw, rdl_rwlock_write(rw), rdl_rwlock_read(rw));
+    }
+};
+
+/* The semaphore (rdl_semaphore_new()), shaped like std::counting_semaphore:
+ * acquire() takes one of the permits, release() gives one back, and at
+ * most `permits` are held at once across every client (the total stored
+ * in Redis wins: see <rdl/semaphore.h>). Permits are held by owners (the
+ * calling thread, or the _as forms), leased and fenced like every lock; it
+ * is also Lockable (lock() = acquire(), unlock() = release()), so
+ * std::lock_guard holds one permit. */
+class counting_semaphore : public lock_base
+{
+  public:
+    counting_semaphore(client &c, std::string_view name, std::uint32_t permits)
+        : counting_semaphore(c, name, permits, lease::auto_renew)
+    {
+    }
+    counting_semaphore(client &c, std::string_view name, std::uint32_t permits,
+                       lease l)
+        : lock_base(c.get(), detail::lease_ms(l))
+    {
+        make_sem(name, permits);
+    }
+    counting_semaphore(client &c, std::string_view name, std::uint32_t permits,
+                       std::chrono::milliseconds fixed_lease)
+        : lock_base(c.get(), detail::lease_ms(fixed_lease))
+    {
+        make_sem(name, permits);
+    }
+    counting_semaphore(counting_semaphore &&) noexcept = default;
+    counting_semaphore &operator=(counting_semaphore &&) noexcept = default;
+
+    /* The largest total rdl accepts (std::counting_semaphore::max()). */
+    static constexpr std::ptrdiff_t max() noexcept
+    {
+        return RDL_SEMAPHORE_MAX_PERMITS;
+    }
+
+    /* Blocks until a permit is taken; throws rdl::error. */
+    void acquire()
+    {
+        lock();
+    }
+    void acquire(std::error_code &ec) noexcept
+    {
+        lock(ec);
+    }
+    [[nodiscard]] bool try_acquire()
+    {
+        return try_lock();
+    }
+    [[nodiscard]] bool try_acquire(std::error_code &ec) noexcept
+    {
+        return try_lock(ec);
+    }
+    template <class Rep, class Period>
+    [[nodiscard]] bool
+    try_acquire_for(const std::chrono::duration<Rep, Period> &d)
+    {
+        return try_lock_for(d);
+    }
+    template <class Rep, class Period>
+    [[nodiscard]] bool
+    try_acquire_for(const std::chrono::duration<Rep, Period> &d,
+                    std::error_code &ec) noexcept
+    {
+        return try_lock_for(d, ec);
+    }
+    template <class Clock, class Duration>
+    [[nodiscard]] bool
+    try_acquire_until(const std::chrono::time_point<Clock, Duration> &t)
+    {
+        return try_lock_until(t);
+    }
+
+    /* Gives back `update` permits of the calling thread (default one);
+     * never throws: a failure (the owner held fewer) is recorded in
+     * last_error() and reported to the on_lost() callback, as unlock(). */
+    void release(std::ptrdiff_t update = 1) noexcept
+    {
+        std::error_code ec;
+        release(update, ec);
+    }
+    void release(std::ptrdiff_t update, std::error_code &ec) noexcept
+    {
+        ec.clear();
+        for (std::ptrdiff_t i = 0; i < update && !ec; i++)
+            unlock(ec);
+    }
+
+    /* Stores a new total for every client (rdl_semaphore_set_permits()). */
+    void set_permits(std::uint32_t permits)
+    {
+        int rc = rdl_semaphore_set_permits(native_handle(), permits);
+        if (rc != 0)
+            detail::throw_error(rc, "rdl_semaphore_set_permits",
+                                client_handle());
+    }
+
+  private:
+    void make_sem(std::string_view name, std::uint32_t permits)
+    {
+        rdl_lock_t *l = nullptr;
+        int rc = rdl_semaphore_new(client_handle(), std::string(name).c_str(),
+                                   permits, &l);
+        if (rc != 0)
+            detail::throw_error(rc, "rdl_semaphore_new", client_handle());
+        adopt(l, free_lock, l, nullptr);
     }
 };
 

@@ -97,6 +97,7 @@ static_assert(timed_lockable<rdl::fair_mutex>::value);
 static_assert(timed_lockable<rdl::shared_mutex>::value);
 static_assert(shared_timed_lockable<rdl::shared_mutex>::value);
 static_assert(timed_lockable<rdl::multi_lock>::value);
+static_assert(timed_lockable<rdl::counting_semaphore>::value);
 static_assert(!shared_timed_lockable<rdl::mutex>::value);
 static_assert(!shared_timed_lockable<rdl::multi_lock>::value);
 
@@ -126,6 +127,9 @@ static_assert(move_only<rdl::mutex>);
 static_assert(move_only<rdl::fair_mutex>);
 static_assert(move_only<rdl::shared_mutex>);
 static_assert(move_only<rdl::multi_lock>);
+static_assert(move_only<rdl::counting_semaphore>);
+static_assert(noexcept(std::declval<rdl::counting_semaphore &>().release()));
+static_assert(rdl::counting_semaphore::max() == RDL_SEMAPHORE_MAX_PERMITS);
 /* A URL alone does not make a client by accident. */
 static_assert(!std::is_convertible_v<const char *, rdl::client>);
 
@@ -725,18 +729,59 @@ static void test_cpp_lost_auto_renew(void **state)
     run(cpp_lost_auto_renew_body);
 }
 
+/* rdl::counting_semaphore: at most `permits` holders across clients,
+ * std::counting_semaphore's calls, std::lock_guard for one permit, the
+ * stored total, release of several, errors. */
+static void cpp_semaphore_body(rdlt_server *s)
+{
+    rdl::client c = connected(s), o = connected(s);
+    rdl::counting_semaphore sem(c, "cpp:sem", 2), elsewhere(o, "cpp:sem", 5);
+    sem.acquire();
+    CHECK(sem.try_acquire()); /* the same thread holds two */
+    CHECK(sem.fencing_token() > 0);
+    CHECK(!elsewhere.try_acquire()); /* the stored total, 2, is in force */
+    CHECK(!elsewhere.try_acquire_for(100ms));
+    CHECK(!elsewhere.try_acquire_until(steady_clock::now() + 50ms));
+    sem.release(2);
+    CHECK(!sem.last_error());
+    {
+        std::lock_guard<rdl::counting_semaphore> one(elsewhere);
+        CHECK(sem.try_acquire_for(1s));
+        CHECK(!sem.try_acquire()); /* 2 of 2 */
+        sem.release();
+    }
+    sem.release(); /* holds none: recorded, not thrown */
+    CHECK(sem.last_error() == std::error_code(RDL_ENOTHELD, rdl::category()));
+    std::error_code ec;
+    sem.release(1, ec);
+    CHECK(ec.value() == RDL_ENOTHELD);
+    sem.set_permits(3);
+    CHECK(sem.try_acquire() && elsewhere.try_acquire() &&
+          elsewhere.try_acquire());
+    CHECK(!sem.try_acquire());
+    sem.release();
+    elsewhere.release(2);
+    bool threw = false;
+    try {
+        rdl::counting_semaphore zero(c, "cpp:sem0", 0);
+    } catch (const rdl::error &e) {
+        threw = e.code().value() == RDL_EINVAL;
+    }
+    CHECK(threw);
+}
+static void test_cpp_semaphore(void **state)
+{
+    (void)state;
+    run(cpp_semaphore_body);
+}
+
 static const struct CMUnitTest tests[] = {
-    RDLT_TEST(test_cpp_error_category),
-    RDLT_TEST(test_cpp_connect_refused),
-    RDLT_TEST(test_cpp_lock_errors),
-    RDLT_TEST(test_cpp_lock_guard),
-    RDLT_TEST(test_cpp_unique_lock),
-    RDLT_TEST(test_cpp_timeouts),
-    RDLT_TEST(test_cpp_shared_lock),
-    RDLT_TEST(test_cpp_scoped_lock),
-    RDLT_TEST(test_cpp_move),
-    RDLT_TEST(test_cpp_handoff),
-    RDLT_TEST(test_cpp_lost_fixed_lease),
+    RDLT_TEST(test_cpp_error_category),  RDLT_TEST(test_cpp_connect_refused),
+    RDLT_TEST(test_cpp_lock_errors),     RDLT_TEST(test_cpp_lock_guard),
+    RDLT_TEST(test_cpp_unique_lock),     RDLT_TEST(test_cpp_timeouts),
+    RDLT_TEST(test_cpp_shared_lock),     RDLT_TEST(test_cpp_semaphore),
+    RDLT_TEST(test_cpp_scoped_lock),     RDLT_TEST(test_cpp_move),
+    RDLT_TEST(test_cpp_handoff),         RDLT_TEST(test_cpp_lost_fixed_lease),
     RDLT_TEST(test_cpp_lost_auto_renew),
 };
 
