@@ -29,6 +29,8 @@ root=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 #               script kinds
 #   multilock   composites: only the extension interface of the lock
 #               layer (lock/lock_ext.h) and the allocator (core/alloc.h)
+#   latch       the count-down latch: scripts, the hub and the sync facade
+#               of core; no lock machinery
 declare -A allowed=(
     [core]=""
     [standalone]="core"
@@ -41,6 +43,7 @@ declare -A allowed=(
     [rwlock]="core watchdog lock"
     [semaphore]="core watchdog lock"
     [multilock]="lock/lock_ext.h core/alloc.h"
+    [latch]="core"
 )
 
 bad=0

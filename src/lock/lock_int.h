@@ -5,6 +5,7 @@
 #define RDL_LOCK_INT_H
 
 #include "core/internal.h"
+#include "core/retry.h"
 #include "lock_ext.h"
 #include "watchdog/watchdog.h"
 
@@ -12,27 +13,6 @@
  * strictly increasing through any server clock step back that is shorter
  * than this (see scripts/lock_acquire.lua). */
 #define RDL__FENCE_RETENTION_MS 86400000
-
-/* Unknown-outcome failures retried after the wait budget is spent. */
-#define RDL__UNKNOWN_RETRIES 3
-
-/* How long a lock's applied set remembers a request that ended a hold (a
- * final release, a force release): see docs/design-notes.md "Request
- * ids". A retry is sent only while it can reach the server within this
- * time of the first send (rdl__retry_in_window), so a retry always finds
- * the record of its request if that request was applied. */
-static inline int64_t rdl__done_window_ms(const rdl_client_t *c)
-{
-    return c->command_ms * (RDL__UNKNOWN_RETRIES + 2) + 1000;
-}
-/* 1 if a retry of a request first sent at first_sent (monotonic ms) may
- * still be sent: it will be answered or time out within the window. */
-static inline int rdl__retry_in_window(const rdl_client_t *c,
-                                       uint64_t first_sent)
-{
-    return rdl__now_ms() - first_sent + (uint64_t)c->command_ms <
-           (uint64_t)rdl__done_window_ms(c);
-}
 
 /* One try's result. */
 typedef struct rdl__try {
@@ -250,12 +230,6 @@ int64_t rdl__hold_valid_ms(const rdl_lock_t *lock, rdl_owner_t owner);
 
 /* scripted.c: the operations of the script kinds. */
 extern const rdl__lock_ops rdl__scripted_ops;
-
-/* 1 for failures after which the command may or may not have run. */
-static inline int rdl__outcome_unknown(int status)
-{
-    return status == RDL_ECONNLOST || status == RDL_ECMDTIMEOUT;
-}
 
 /* waitq.c: wait queue entries (kinds with send_leave). A try reported
  * the owner queued: keep its entry alive while it waits. */
