@@ -1,10 +1,11 @@
 /* Figure "handoff": K workers contend on one name, each holding it ~1 ms,
  * as 8 threads sharing one client, then as K = 2, 8 and 32 processes with a
- * client each (2 and 8 with --quick), for the plain lock and for the fair
- * lock (whose release wakes only the next waiter). The processes show how
- * the hand-off scales with the number of waiting clients: each release
- * wakes one waiter, not all, so the work per acquisition, the client's and
- * the server's, should not grow with K.
+ * client each (2 and 8 with --quick), for the plain lock, the fair lock
+ * (whose release hands the lock to the next waiter) and a semaphore of
+ * one permit (whose release wakes one registered waiter per permit). The
+ * processes show how the hand-off scales with the number of waiting clients:
+ * each release wakes one waiter, not all, so the work per acquisition, the
+ * client's and the server's, should not grow with K.
  *
  * Every acquisition is recorded (when the acquire returned, when the
  * release was called); sorted by acquisition time, the gap between one
@@ -40,6 +41,9 @@
 #define MAX_RECORDS 200000
 #define HOLD_NS 1000000LL
 
+enum { KIND_LOCK, KIND_FAIR, KIND_SEM };
+static const char *const kind_names[] = {"lock", "fair", "semaphore(1)"};
+
 typedef struct record {
     int64_t acquired; /* the acquire returned */
     int64_t released; /* the release was called */
@@ -48,7 +52,7 @@ typedef struct record {
 
 /* Shared by the workers; in MAP_SHARED memory for processes. */
 typedef struct board {
-    int fair; /* the fair lock instead of the plain one */
+    int kind; /* KIND_LOCK, KIND_FAIR or KIND_SEM */
     int64_t start, end;
     int ready;  /* workers connected (atomic) */
     int failed; /* a worker's rdl error code, else 0 */
@@ -81,8 +85,9 @@ static void work(worker *w)
         __atomic_add_fetch(&b->ready, 1, __ATOMIC_RELEASE);
         return;
     }
-    rc = b->fair ? rdl_fairlock_new(c, "bench:handoff", &lock)
-                 : rdl_lock_new(c, "bench:handoff", &lock);
+    rc = b->kind == KIND_FAIR  ? rdl_fairlock_new(c, "bench:handoff", &lock)
+         : b->kind == KIND_SEM ? rdl_semaphore_new(c, "bench:handoff", 1, &lock)
+                               : rdl_lock_new(c, "bench:handoff", &lock);
     /* The subscription is made by the first wait; a short warm-up try
      * keeps connection set-up out of the measurement. */
     if (rc == 0 && (rc = rdl_lock_acquire(lock, 0, 10000)) == 0)
@@ -199,8 +204,7 @@ static int report(bench_ctx *ctx, board *b, int k, const char *how,
     }
     p50 = bench_samples_pct_us(&gaps, 50);
     p99 = bench_samples_pct_us(&gaps, 99);
-    bench_row_begin(ctx, "handoff", "%s, %d %s", b->fair ? "fair" : "lock", k,
-                    how);
+    bench_row_begin(ctx, "handoff", "%s, %d %s", kind_names[b->kind], k, how);
     bench_row_num("gap_p50", p50, "us", 1);
     bench_row_num("gap_p99", p99, "us", 1);
     bench_row_num("raw_rtt_p50", rtt_us, "us", 1);
@@ -231,7 +235,7 @@ static board *board_new(void)
     return b == MAP_FAILED ? NULL : b;
 }
 
-static int threads(bench_ctx *ctx, int fair, int k, int64_t duration_ns,
+static int threads(bench_ctx *ctx, int kind, int k, int64_t duration_ns,
                    double rtt)
 {
     board *b = board_new();
@@ -246,7 +250,7 @@ static int threads(bench_ctx *ctx, int fair, int k, int64_t duration_ns,
             munmap(b, sizeof(*b));
         return -1;
     }
-    b->fair = fair;
+    b->kind = kind;
     for (i = 0; i < k; i++) {
         w[i] = (worker){b, c, ctx, i, 0};
         if (pthread_create(&w[i].tid, NULL, thread_main, &w[i]) != 0) {
@@ -270,7 +274,7 @@ static int threads(bench_ctx *ctx, int fair, int k, int64_t duration_ns,
     return rc;
 }
 
-static int processes(bench_ctx *ctx, int fair, int k, int64_t duration_ns,
+static int processes(bench_ctx *ctx, int kind, int k, int64_t duration_ns,
                      double rtt)
 {
     board *b = board_new();
@@ -280,7 +284,7 @@ static int processes(bench_ctx *ctx, int fair, int k, int64_t duration_ns,
 
     if (b == NULL)
         return -1;
-    b->fair = fair;
+    b->kind = kind;
     fflush(NULL);
     for (i = 0; i < k; i++) {
         pid[i] = fork();
@@ -319,16 +323,16 @@ int bench_fig_handoff(bench_ctx *ctx)
 {
     static const int procs[] = {2, 8, 32};
     int64_t d = BENCH_SIZE(ctx, 1000, 4000) * 1000000LL;
-    int n = BENCH_SIZE(ctx, 2, 3), i, fair, rc = 0;
+    int n = BENCH_SIZE(ctx, 2, 3), i, kind, rc = 0;
     double rtt;
-    for (fair = 0; fair <= 1; fair++) {
+    for (kind = KIND_LOCK; kind <= KIND_SEM; kind++) {
         if ((rtt = bench_raw_rtt_us(ctx, 500)) <= 0)
             return -1;
-        rc |= threads(ctx, fair, 8, d, rtt);
+        rc |= threads(ctx, kind, 8, d, rtt);
         for (i = 0; i < n; i++) {
             if ((rtt = bench_raw_rtt_us(ctx, 500)) <= 0)
                 return -1;
-            rc |= processes(ctx, fair, procs[i], d, rtt);
+            rc |= processes(ctx, kind, procs[i], d, rtt);
         }
     }
     return rc ? -1 : 0;

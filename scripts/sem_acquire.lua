@@ -9,7 +9,8 @@
 -- ARGV[5]  publish command: "publish" or "spublish"
 -- ARGV[6]  channel of the semaphore
 -- ARGV[7]  the caller's total: stored if the name has none
--- ARGV[8]  retention of the keys after the last lease, in ms
+-- ARGV[8]  retention of the keys after the last lease, in ms (they live
+--          between one and two retentions past it)
 --
 -- Replies  {1, token, count}      a permit was taken; the owner now holds
 --                                 count permits
@@ -23,15 +24,21 @@
 -- gets a token of its own: the larger of the last token + 1 and the
 -- server time in microseconds, as for the other kinds. Holders whose
 -- lease ended are dropped first, and the permits they free wake waiters.
--- A retry of an applied request returns the same result.
+-- A retry of an applied request returns the same result. Uncontended: 7
+-- commands (TIME, ZRANGEBYSCORE, HMGET, HSET, ZADD, PTTL x2); the release
+-- 8 (TIME, ZRANGEBYSCORE, HMGET, HDEL, ZREM, HSET, PTTL, and a message
+-- only if someone waits).
 --@include waiters
 --@include sem
-local me, lease = ARGV[1], tonumber(ARGV[2])
+local me, lease, keep = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[8])
 local now, us = sem_now()
-local freed, used = sem_purge(now)
-local total = sem_total(ARGV[7])
+local freed = sem_purge(now)
 local h = redis.call('HMGET', KEYS[1], 'c:' .. me, 'k:' .. me, 'r:' .. me,
-    't', 'q:' .. me, 'qh', 'qt')
+    't', 'q:' .. me, 'qh', 'qt', 'u', 'P')
+local used, total = tonumber(h[8] or '0'), tonumber(h[9] or ARGV[7])
+if not h[9] then
+    redis.call('HSET', KEYS[1], 'P', total)
+end
 
 if h[1] and h[3] == ARGV[3] then
     return {1, tonumber(h[2]), tonumber(h[1])}
@@ -41,8 +48,9 @@ if used >= total then
     if ARGV[4] == '' then
         return {0, sleep, 0}
     end
+    -- The keys outlive the registration: a holder's grant gave them its
+    -- lease plus the retention, longer than a registration lives.
     waiter_add(KEYS[1], me, tonumber(ARGV[4]), now, h[7], h[5])
-    sem_keep(tonumber(ARGV[4]))
     return {0, sleep, 1}
 end
 
@@ -52,23 +60,28 @@ local count = tonumber(h[1] or '0') + 1
 used = used + 1
 redis.call('HSET', KEYS[1], 'c:' .. me, count, 'k:' .. me, ts, 'r:' .. me,
     ARGV[3], 't', ts, 'u', used)
-local x = tonumber(redis.call('ZSCORE', KEYS[2], me) or '0')
-local earliest = sem_first_expiry(now)
-if now + lease > x then
-    redis.call('ZADD', KEYS[2], now + lease, me)
+local waiting = waiters_maybe(h[6], h[7])
+local earliest = -1
+if waiting and not h[1] then
+    earliest = sem_first_expiry(now)
 end
+redis.call('ZADD', KEYS[2], 'GT', now + lease, me)
 if h[5] then
     waiter_remove(KEYS[1], me, h[5])
 end
-sem_keep(lease + tonumber(ARGV[8]))
--- Permits that expired holders left, beyond the one taken, go to waiters.
-sem_wake(math.min(freed, total - used), ARGV[5], ARGV[6])
--- A lease shorter than every other holder's: the first waiter learns when
--- this permit may come back (it slept until the earliest lease it saw).
-if x == 0 and (earliest < 0 or lease < earliest) then
-    local q = redis.call('HMGET', KEYS[1], 'qh', 'qt')
-    if waiters_maybe(q[1], q[2]) then
-        waiter_recap(KEYS[1], q[1], q[2], me, lease, ARGV[5], ARGV[6])
+sem_keep(2, lease + keep, lease + 2 * keep)
+if waiting then
+    -- Permits that expired holders left, beyond the one taken, go to
+    -- waiters.
+    sem_wake(math.min(freed, total - used), h[6], h[7], ARGV[5], ARGV[6])
+    -- A new holder with a lease shorter than every other holder's: the
+    -- first waiter learns when this permit may come back (it sleeps until
+    -- the earliest lease it saw).
+    if not h[1] and (earliest < 0 or lease < earliest) then
+        local q = redis.call('HMGET', KEYS[1], 'qh', 'qt')
+        if waiters_maybe(q[1], q[2]) then
+            waiter_recap(KEYS[1], q[1], q[2], me, lease, ARGV[5], ARGV[6])
+        end
     end
 end
 return {1, token, count}

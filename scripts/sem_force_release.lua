@@ -19,9 +19,9 @@ local first = force_replay(KEYS[1], ARGV[3])
 if first then
     return first
 end
-local _, used = sem_purge(now)
+sem_purge(now)
 local holders = redis.call('ZRANGE', KEYS[2], 0, -1)
-if used == 0 and #holders == 0 then
+if #holders == 0 then
     return force_done(KEYS[1], ARGV[3], 0, now, tonumber(ARGV[4]))
 end
 local del = {}
@@ -36,5 +36,6 @@ end
 redis.call('DEL', KEYS[2])
 redis.call('HSET', KEYS[1], 'u', 0)
 force_done(KEYS[1], ARGV[3], 1, now, tonumber(ARGV[4]))
-sem_wake(tonumber(redis.call('HGET', KEYS[1], 'P') or '1'), ARGV[1], ARGV[2])
+local q = redis.call('HMGET', KEYS[1], 'P', 'qh', 'qt')
+sem_wake(tonumber(q[1] or '1'), q[2], q[3], ARGV[1], ARGV[2])
 return 1

@@ -14,10 +14,11 @@
 --@include waiters
 --@include sem
 local now = sem_now()
-local _, used = sem_purge(now)
-local old = tonumber(redis.call('HGET', KEYS[1], 'P') or '0')
+sem_purge(now)
+local h = redis.call('HMGET', KEYS[1], 'P', 'u', 'qh', 'qt')
+local old, used = tonumber(h[1] or '0'), tonumber(h[2] or '0')
 local total = tonumber(ARGV[1])
 redis.call('HSET', KEYS[1], 'P', total)
-sem_keep(tonumber(ARGV[4]))
-sem_wake(total - math.max(old, used), ARGV[2], ARGV[3])
+sem_keep(1, tonumber(ARGV[4]), 2 * tonumber(ARGV[4]))
+sem_wake(total - math.max(old, used), h[3], h[4], ARGV[2], ARGV[3])
 return old

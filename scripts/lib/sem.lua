@@ -9,8 +9,10 @@
 -- KEYS[2]  sorted set: holder -> lease expiry (server ms). A holder's
 --          permits share one expiry; it is listed here exactly while it
 --          has c:<owner> in the hash.
--- Both keys live the longest lease plus the retention, so the total and
--- the last token outlive the holders (and neither outlives the other).
+-- Both keys live at least the longest lease plus the retention (at most
+-- twice that), so the total and the last token outlive the holders, and
+-- neither key outlives the other's purpose: the sorted set lives as long
+-- as the hash counts its holders.
 
 -- Server time: {ms, us}.
 local function sem_now()
@@ -19,13 +21,13 @@ local function sem_now()
     return s * 1000 + math.floor(u / 1000), s * 1000000 + u
 end
 
--- Drops the holders whose lease ended. Returns how many permits that
--- freed and the permits in use after it. O(log n) per holder dropped.
+-- Drops the holders whose lease ended, fixing the permits in use (u).
+-- Returns how many permits that freed. One read when nobody expired;
+-- O(log n) per holder dropped.
 local function sem_purge(now)
-    local used = tonumber(redis.call('HGET', KEYS[1], 'u') or '0')
     local dead = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)
     if #dead == 0 then
-        return 0, used
+        return 0
     end
     local freed, del = 0, {}
     for i = 1, #dead do
@@ -41,19 +43,9 @@ local function sem_purge(now)
     for i = 1, #del, 3000 do
         redis.call('HDEL', KEYS[1], unpack(del, i, math.min(i + 2999, #del)))
     end
-    used = math.max(used - freed, 0)
-    redis.call('HSET', KEYS[1], 'u', used)
-    return freed, used
-end
-
--- The total in force: the stored one, else `offered` (stored now).
-local function sem_total(offered)
-    local p = redis.call('HGET', KEYS[1], 'P')
-    if p then
-        return tonumber(p)
-    end
-    redis.call('HSET', KEYS[1], 'P', offered)
-    return tonumber(offered)
+    local used = tonumber(redis.call('HGET', KEYS[1], 'u') or '0')
+    redis.call('HSET', KEYS[1], 'u', math.max(used - freed, 0))
+    return freed
 end
 
 -- Milliseconds until the earliest holder's lease ends (at least 1), or
@@ -66,29 +58,27 @@ local function sem_first_expiry(now)
     return math.max(tonumber(first[2]) - now, 1)
 end
 
--- Both keys live at least `ms` more.
-local function sem_keep(ms)
-    for i = 1, 2 do
-        if redis.call('PTTL', KEYS[i]) < ms then
+-- The first n keys (1: the hash; 2: both) live at least `least` ms more;
+-- when they must be extended they get `ms`, so that a steady stream of
+-- grants reads their TTLs and rarely writes them.
+local function sem_keep(n, least, ms)
+    for i = 1, n do
+        if redis.call('PTTL', KEYS[i]) < least then
             redis.call('PEXPIRE', KEYS[i], ms)
         end
     end
 end
 
 -- Wakes up to n registered waiters (one message each, naming it), taking
--- them from the front of the registry.
-local function sem_wake(n, pubcmd, channel)
-    if n <= 0 then
+-- them from the front of the registry (qh, qt: as read by the caller).
+local function sem_wake(n, qh, qt, pubcmd, channel)
+    if n <= 0 or not waiters_maybe(qh, qt) then
         return
     end
-    local q = redis.call('HMGET', KEYS[1], 'qh', 'qt')
-    if not waiters_maybe(q[1], q[2]) then
-        return
-    end
-    local head, woken = q[1], {}
+    local head, woken = qh, {}
     for _ = 1, n do
         local o
-        o, head = waiter_next(KEYS[1], head, q[2])
+        o, head = waiter_next(KEYS[1], head, qt)
         if not o then
             break
         end
