@@ -291,6 +291,7 @@ static void test_semaphore_one_wakeup_per_permit(void **state)
     waiter w[4];
     rdlt_thread *t[4];
     long long pub;
+    uint64_t tries0 = 0;
     int i;
     (void)state;
 
@@ -306,6 +307,8 @@ static void test_semaphore_one_wakeup_per_permit(void **state)
         /* Subscribed before its one try, so that try registers it. */
         rdlt_assert_rc(rdl_lock_acquire_as(w[i].l, B, 100, 30000),
                        RDL_ETIMEDOUT);
+        if (i == 0)
+            tries0 = stats(w[0].c).attempts;
         t[i] = rdlt_thread_start(wait_thread, &w[i]);
         wait_waiters(hl, (uint32_t)i + 1);
     }
@@ -316,6 +319,9 @@ static void test_semaphore_one_wakeup_per_permit(void **state)
     rdlt_thread_join(t[0]);
     rdlt_assert_ok(w[0].rc);
     assert_int_equal(stats(w[0].c).wakeups, 1);
+    /* No polling: the wait's first try (it registers) and the one after
+     * the wake-up; a subscription confirmation may add one. */
+    assert_true(stats(w[0].c).attempts - tries0 <= 3);
     assert_int_equal(publishes(s) - pub, 1);
     rdlt_sleep_ms(200);
     assert_int_equal(count_done(w, 4), 1);
@@ -411,6 +417,97 @@ static void test_semaphore_in_multilock(void **state)
     rdlt_assert_rc(rdl_lock_acquire_as(ml, A, 200, 30000), RDL_ETIMEDOUT);
     assert_false(rdlt_info(parts[1], A).locked); /* nothing kept */
     rdlt_assert_ok(rdl_lock_release_as(other, B));
+}
+
+/* ---- giving up ----------------------------------------------------------- */
+
+static void connect_on_loop(void *c)
+{
+    rdlt_assert_ok(rdl_client_connect(c));
+}
+
+static void on_done(rdl_req_t *req, int status)
+{
+    int *out = req->data;
+    __atomic_store_n(out, status == 0 ? 1 : status, __ATOMIC_RELEASE);
+}
+
+typedef struct async_wait {
+    rdl_req_t req;
+    rdl_lock_t *lock;
+    int status;
+} async_wait;
+
+static void start_wait(void *arg)
+{
+    async_wait *a = arg;
+    a->req.data = &a->status;
+    rdlt_assert_ok(
+        rdl_lock_acquire_async(&a->req, a->lock, B, 30000, 5000, on_done));
+}
+
+static void cancel_wait(void *arg)
+{
+    async_wait *a = arg;
+    rdlt_assert_ok(rdl_req_cancel(&a->req));
+}
+
+/* Registrations in the hash ("s:<seq>" and "q:<owner>" fields). */
+static long long registrations(rdlt_server *s, const char *key)
+{
+    redisReply *r = rdlt_cmd(s, "HKEYS %s", key);
+    long long n = 0;
+    size_t i;
+    for (i = 0; i < r->elements; i++)
+        if (strncmp(r->element[i]->str, "s:", 2) == 0 ||
+            strncmp(r->element[i]->str, "q:", 2) == 0)
+            n++;
+    freeReplyObject(r);
+    return n;
+}
+
+/* A cancelled waiter and one whose budget ran out leave no registration,
+ * and take no permit. */
+static void test_semaphore_giving_up_leaves_no_trace(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdlt_loop *lp = rdlt_loop_start();
+    rdl_client_t *c = rdlt_client_new(rdlt_server_url(s));
+    rdl_lock_t *held = sem(rdlt_client(s), "give-up", 1), *l;
+    async_wait a;
+    int64_t deadline;
+    (void)state;
+
+    rdlt_assert_ok(rdl_client_set_loop(c, rdlt_loop_uv(lp)));
+    rdlt_loop_call(lp, connect_on_loop, c);
+    l = sem(c, "give-up", 1);
+    rdlt_assert_ok(rdl_lock_acquire_as(held, A, 0, 30000));
+    memset(&a, 0, sizeof(a));
+    a.lock = l;
+    rdlt_loop_call(lp, start_wait, &a);
+    wait_waiters(held, 1);
+    rdlt_loop_call(lp, cancel_wait, &a);
+    if (!rdlt_wait_flag(&a.status, 5000))
+        fail_msg("the cancelled wait did not complete");
+    rdlt_assert_rc(a.status, RDL_ECANCELED);
+    /* The leave goes out as the wait ends: wait for it, do not race it. */
+    deadline = rdlt_now_ms() + 5000;
+    while (registrations(s, "rdl:sem:{give-up}") != 0 &&
+           rdlt_now_ms() < deadline)
+        rdlt_sleep_ms(10);
+    assert_int_equal(registrations(s, "rdl:sem:{give-up}"), 0);
+
+    rdlt_assert_rc(rdl_lock_acquire_as(held, B, 300, 5000), RDL_ETIMEDOUT);
+    deadline = rdlt_now_ms() + 5000;
+    while (registrations(s, "rdl:sem:{give-up}") != 0 &&
+           rdlt_now_ms() < deadline)
+        rdlt_sleep_ms(10);
+    assert_int_equal(registrations(s, "rdl:sem:{give-up}"), 0);
+    assert_int_equal(rdlt_info(held, A).holders, 1);
+    rdlt_assert_ok(rdl_lock_release_as(held, A));
+    assert_int_equal(rdlt_info(held, A).holders, 0);
+    rdlt_client_free(c);
+    assert_int_equal(rdlt_loop_stop(lp), 0);
 }
 
 /* Threads in this process and in two forked ones cycle on one semaphore;
@@ -529,6 +626,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_semaphore_retries_count_once),
     RDLT_TEST(test_semaphore_force_release),
     RDLT_TEST(test_semaphore_in_multilock),
+    RDLT_TEST(test_semaphore_giving_up_leaves_no_trace),
     RDLT_TEST(test_semaphore_never_more_holders),
 };
 
