@@ -11,5 +11,6 @@
 #include "rdl/rwlock.h"
 #include "rdl/semaphore.h"
 #include "rdl/latch.h"
+#include "rdl/events.h"
 
 #endif

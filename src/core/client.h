@@ -87,6 +87,8 @@ struct rdl_client_s {
     rdl__hub *hub;
     struct rdl__watchdog *wd; /* src/watchdog; created by the first hold */
     uint64_t seq;             /* request ids; loop thread only */
+    rdl_event_cb event_cb;    /* events.c; loop thread once running */
+    void *event_data;
     rdl_client_stats_t stats;
 };
 
@@ -156,6 +158,10 @@ void rdl__client_handle_opened(rdl_client_t *c);
 void rdl__client_handle_closed(rdl_client_t *c);
 void rdl__client_active_add(rdl_client_t *c, rdl__active *a);
 void rdl__client_active_remove(rdl__active *a);
+/* events.c: hands ev to the event callback, if one is set (loop thread).
+ * Callers test c->event_cb first, so that building the event costs
+ * nothing when nobody listens. */
+void rdl__client_event(rdl_client_t *c, const rdl_event_t *ev);
 /* Monotonic milliseconds. Any thread. */
 uint64_t rdl__now_ms(void);
 

@@ -58,6 +58,7 @@ static const rdl__kind_queue fair_queue = {
 
 static const rdl__lock_kind fair_kind = {
     .name = "fair",
+    .label = "fair",
     .send_try = send_try,
     .parse_try = rdl__parse_try, /* position: place in the queue */
     .release = {RDL__SCRIPT_FAIR_RELEASE, 1, {RDL__KEY_HOLD}},

@@ -49,6 +49,11 @@ static void complete(rdl__acquire *op, int status)
     }
     uv_timer_stop(&op->timer);
     uv_close((uv_handle_t *)&op->timer, on_timer_closed);
+    if (rdl__lock_events_on(lock) && (status == 0 || status == RDL_ETIMEDOUT))
+        rdl__lock_event(lock,
+                        status == 0 ? RDL_EVENT_ACQUIRED : RDL_EVENT_TIMEDOUT,
+                        op->owner, (int64_t)(rdl__now_ms() - op->started), 0,
+                        status == 0 ? req->fencing_token : 0);
     switch (status) {
     case RDL_EBUSY:
         rdl__errmsg_set(lock->c, "lock \"%.200s\" is held by another owner",
@@ -431,6 +436,7 @@ int rdl__acquire_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
     op->lease_ms = lease_ms == RDL_LEASE_AUTO ? c->watchdog_ms : lease_ms;
     op->auto_lease = lease_ms == RDL_LEASE_AUTO;
     op->sent_at = now;
+    op->started = now;
     op->one_try = wait_ms == 0;
     op->deadline =
         wait_ms == RDL_WAIT_FOREVER || (uint64_t)wait_ms > UINT64_MAX - now

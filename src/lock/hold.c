@@ -56,6 +56,7 @@ static void on_lost(rdl__wd_hold *wh, int reason)
     rdl_lock_t *lock = rec->lock;
     rdl__hold *h;
     int attached;
+    uint64_t since = 0, token = 0;
 
     uv_mutex_lock(&lock->mu);
     h = find_hold(lock, rec->owner);
@@ -64,12 +65,17 @@ static void on_lost(rdl__wd_hold *wh, int reason)
         h->wd = NULL;
         h->lost = 1;
         h->deadline = 0;
+        since = h->since;
+        token = h->token;
     }
     uv_mutex_unlock(&lock->mu);
     rdl__errmsg_set(lock->c, "the hold of lock \"%.200s\" was lost: %s",
                     lock->name, rdl_strerror(reason));
-    if (attached)
+    if (attached) {
+        rdl__lock_event(lock, RDL_EVENT_LOST, rec->owner, 0,
+                        (int64_t)(rdl__now_ms() - since), token);
         rdl__lock_report_lost(lock, rec->owner, reason);
+    }
 }
 
 /* Grows the array by one hold of owner. Mutex held. */
@@ -133,8 +139,10 @@ int rdl__hold_granted(rdl_lock_t *lock, rdl_owner_t owner, uint64_t token,
     h->token = token;
     h->count = count;
     h->lost = 0; /* the server has just granted it */
-    if (count == 1)
+    if (count == 1) {
         h->deadline = 0; /* a new hold: nothing of an earlier one holds */
+        h->since = rdl__now_ms();
+    }
     if (deadline > h->deadline)
         h->deadline = deadline;
     if (rec != NULL)
@@ -158,7 +166,7 @@ int rdl__hold_lost_unnoticed(rdl_lock_t *lock, rdl_owner_t owner)
     rdl__hold *h;
     rdl__auto *rec = NULL;
     int believed;
-    uint64_t now = rdl__now_ms();
+    uint64_t now = rdl__now_ms(), since = 0, token = 0;
 
     uv_mutex_lock(&lock->mu);
     h = find_hold(lock, owner);
@@ -169,8 +177,13 @@ int rdl__hold_lost_unnoticed(rdl_lock_t *lock, rdl_owner_t owner)
         h->wd = NULL;
         h->lost = 1;
         h->deadline = 0;
+        since = h->since;
+        token = h->token;
     }
     uv_mutex_unlock(&lock->mu);
+    if (believed)
+        rdl__lock_event(lock, RDL_EVENT_LOST, owner, 0, (int64_t)(now - since),
+                        token);
     if (rec != NULL) {
         rdl__wd_remove(&rec->wd); /* its done callback frees it */
         rdl__lock_report_lost(lock, owner, RDL_ELOST);
@@ -272,6 +285,18 @@ uint64_t rdl__hold_token(const rdl_lock_t *lock, rdl_owner_t owner)
     token = h != NULL && !h->lost ? h->token : 0;
     uv_mutex_unlock(&l->mu);
     return token;
+}
+
+uint64_t rdl__hold_since(const rdl_lock_t *lock, rdl_owner_t owner)
+{
+    rdl_lock_t *l = (rdl_lock_t *)lock;
+    rdl__hold *h;
+    uint64_t since;
+    uv_mutex_lock(&l->mu);
+    h = find_hold(l, owner);
+    since = h != NULL ? h->since : 0;
+    uv_mutex_unlock(&l->mu);
+    return since;
 }
 
 int64_t rdl__hold_valid_ms(const rdl_lock_t *lock, rdl_owner_t owner)

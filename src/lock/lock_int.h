@@ -70,7 +70,8 @@ typedef struct rdl__kind_queue {
  * negative code (then fn is not called); every parse_* returns 0 or a
  * negative code. */
 typedef struct rdl__lock_kind {
-    const char *name; /* key segment, e.g. "lock" */
+    const char *name;  /* key segment, e.g. "lock" */
+    const char *label; /* rdl_event_t.lock_kind: "lock", "read", ... */
     int (*send_try)(rdl__acquire *op, rdl__reply_fn fn);
     int (*parse_try)(const redisReply *r, rdl__try *out);
     /* Release (ARGV: see rdl__release_send()), force release (see
@@ -104,6 +105,7 @@ typedef struct rdl__hold {
     uint32_t count;
     int lost;          /* the watchdog reported it lost */
     uint64_t deadline; /* fixed lease: known valid until (monotonic ms) */
+    uint64_t since;    /* when its first level was granted (monotonic ms) */
     rdl__auto *wd;     /* RDL_LEASE_AUTO: its watchdog entry */
 } rdl__hold;
 
@@ -153,6 +155,7 @@ struct rdl__acquire {
     int64_t lease_ms;  /* the lease sent (the watchdog's if auto) */
     int auto_lease;    /* RDL_LEASE_AUTO */
     uint64_t sent_at;  /* when the try that may have been applied was sent */
+    uint64_t started;  /* when the acquisition began (monotonic ms) */
     uint64_t deadline; /* monotonic ms; UINT64_MAX: no limit */
     int one_try;       /* wait_ms was 0 */
     rdl_client_t *c;   /* outlives the lock object: the timer closes late */
@@ -227,6 +230,20 @@ void rdl__hold_abandon_all(rdl_lock_t *lock);
  * rdl_lock_fencing_token() and rdl_lock_valid_ms()). */
 uint64_t rdl__hold_token(const rdl_lock_t *lock, rdl_owner_t owner);
 int64_t rdl__hold_valid_ms(const rdl_lock_t *lock, rdl_owner_t owner);
+
+/* hold.c: when the owner's hold was granted (monotonic ms; 0 if none is
+ * known). Any thread. */
+uint64_t rdl__hold_since(const rdl_lock_t *lock, rdl_owner_t owner);
+
+/* events.c: reports an event of this lock to the client's event callback
+ * (include/rdl/events.h), if one is set. Loop thread. Callers that must
+ * work to compute the arguments test rdl__lock_events_on() first. */
+void rdl__lock_event(rdl_lock_t *lock, rdl_event_kind_t kind, rdl_owner_t owner,
+                     int64_t wait_ms, int64_t held_ms, uint64_t token);
+static inline int rdl__lock_events_on(const rdl_lock_t *lock)
+{
+    return lock->c->event_cb != NULL && lock->kind != NULL;
+}
 
 /* scripted.c: the operations of the script kinds. */
 extern const rdl__lock_ops rdl__scripted_ops;

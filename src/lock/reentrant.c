@@ -52,6 +52,7 @@ static const rdl__kind_queue registry = {
 
 const rdl__lock_kind rdl__reentrant_kind = {
     .name = "lock",
+    .label = "lock",
     .send_try = send_try,
     .parse_try = rdl__parse_try, /* position: 1 once registered */
     .release = {RDL__SCRIPT_LOCK_RELEASE, 1, {RDL__KEY_HOLD}},

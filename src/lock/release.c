@@ -61,6 +61,7 @@ static void on_release(void *data, int status, const redisReply *r)
     rdl__release *op = data;
     rdl_lock_t *lock = op->lock;
     uint32_t remaining = 0;
+    uint64_t since = 0, token = 0;
 
     if (status == 0)
         status = lock->kind->parse_release(r, &remaining);
@@ -85,8 +86,15 @@ static void on_release(void *data, int status, const redisReply *r)
         /* An undo gives back a level its caller was never told of: what
          * the client believes it holds does not change. */
     } else if (status == 0) {
+        if (rdl__lock_events_on(lock)) {
+            since = rdl__hold_since(lock, op->owner);
+            token = rdl__hold_token(lock, op->owner);
+        }
         if (rdl__hold_released(lock, op->owner, (int)remaining))
             status = RDL_ELOST; /* reported lost before this release */
+        else if (since != 0)
+            rdl__lock_event(lock, RDL_EVENT_RELEASED, op->owner, 0,
+                            (int64_t)(rdl__now_ms() - since), token);
     } else if (status == RDL_ENOTHELD) {
         /* Known here, not held there: the hold ended under its owner. */
         if (rdl__hold_released(lock, op->owner, -1))

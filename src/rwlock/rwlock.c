@@ -70,6 +70,7 @@ static int parse_info(const redisReply *r, rdl_lock_info_t *out)
 
 static const rdl__lock_kind read_kind = {
     .name = "rw",
+    .label = "read",
     .send_try = send_try,
     .parse_try = parse_try,
     .release = {RDL__SCRIPT_RW_RELEASE,
@@ -100,6 +101,7 @@ static const rdl__kind_queue writers_queue = {
 
 static const rdl__lock_kind write_kind = {
     .name = "rw",
+    .label = "write",
     .send_try = send_try,
     .parse_try = parse_try,
     .release = {RDL__SCRIPT_RW_RELEASE,

@@ -58,6 +58,7 @@ static const rdl__kind_queue registry = {
 
 static const rdl__lock_kind sem_kind = {
     .name = "sem",
+    .label = "semaphore",
     .send_try = send_try,
     .parse_try = rdl__parse_try, /* position: 1 once registered */
     .release = {RDL__SCRIPT_SEM_RELEASE, 2, {RDL__KEY_HOLD, RDL__KEY_AUX0}},
