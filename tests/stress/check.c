@@ -12,7 +12,12 @@
  *   start for a multilock part, taken early) to the return of the final
  *   release, longer when that release's outcome is unknown. A lock outside
  *   every possible interval was surely free, which is what the lost
- *   wake-up check looks for. */
+ *   wake-up check looks for.
+ * A semaphore hold is a stack of permits, one per granted acquisition,
+ * each returned by the release of its level (the last taken the first
+ * returned: the server only counts them, so any pairing gives the same
+ * count). Each permit has both intervals of its own, from its own grant,
+ * and the permits check counts the guaranteed ones at each grant. */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +39,8 @@ void stress_params_default(stress_params *p)
 }
 
 static const char *const prop_names[SP_COUNT] = {
-    "overlap",        "reader-writer",   "tokens",        "budget", "wake-up",
-    "spurious-error", "unexpected-code", "leftover-keys", "hang"};
+    "overlap", "reader-writer",  "permits",         "tokens",        "budget",
+    "wake-up", "spurious-error", "unexpected-code", "leftover-keys", "hang"};
 
 const char *stress_prop_name(int prop)
 {
@@ -127,7 +132,17 @@ typedef struct hold {
     int64_t start, end;        /* guaranteed, us */
     int64_t pstart, pend;      /* possible, us */
     int told;                  /* the owner was told it lost the hold */
+    size_t perm0, nperm;       /* a semaphore hold's permits (model.perms) */
 } hold;
+
+/* One permit of a semaphore hold. */
+typedef struct permit {
+    const hold *h;        /* its hold (told or not) */
+    const stress_ev *acq; /* the acquisition that took it */
+    const stress_ev *rel; /* the release that returned it; NULL if none */
+    int64_t start, end;   /* guaranteed, us */
+    int64_t pstart, pend; /* possible, us */
+} permit;
 
 typedef struct span {
     int64_t a, b;
@@ -142,6 +157,8 @@ typedef struct model {
     span *poss; /* possibly-held intervals of failed attempts */
     const stress_ev **poss_ev;
     size_t nposs;
+    permit *perms; /* semaphore holds' permits, hold by hold */
+    size_t nperms;
 } model;
 
 static char family(int kind)
@@ -154,6 +171,8 @@ static char family(int kind)
     case SK_READ:
     case SK_WRITE:
         return 'R';
+    case SK_SEM:
+        return 'S';
     default:
         return 'D';
     }
@@ -277,6 +296,53 @@ static void add_poss(model *m, const stress_ev *e, int64_t a, int64_t b)
     m->poss_ev[m->nposs++] = e;
 }
 
+/* The permits of semaphore hold `h` (to be stored at `at`): one per
+ * granted acquisition, returned by the first later release of its level.
+ * A re-entry whose outcome is unknown may have taken a permit that no
+ * release returns: possible until a lease after the hold's end. */
+static void build_permits(model *m, hold *h, const hold *at,
+                          const stress_ev **ev, size_t n)
+{
+    size_t i, j;
+    h->perm0 = m->nperms;
+    for (i = 0; i < n; i++) {
+        const stress_ev *e = ev[i], *rel = NULL;
+        permit *p;
+        if (e->type != SE_ACQ || e->done != 2)
+            continue;
+        if (e->rc != 0) {
+            int64_t until = h->pend > e->t1_us ? h->pend : e->t1_us;
+            if (unknown_outcome(e->rc))
+                add_poss(m, e, e->t0_us,
+                         until == INF ? INF : until + lease_us(m, h->last_acq));
+            continue;
+        }
+        for (j = i + 1; j < n && rel == NULL; j++)
+            if (ev[j]->type == SE_REL && ev[j]->level == e->level &&
+                ev[j]->t0_us >= e->t1_us)
+                rel = ev[j];
+        p = &m->perms[m->nperms++];
+        p->h = at;
+        p->acq = e;
+        p->rel = rel;
+        p->start = e->t1_us;
+        p->pstart =
+            e->multi > 0 ? e->t0_us : e->t1_us - m->p->grant_slack_ms * 1000;
+        if (p->pstart < e->t0_us)
+            p->pstart = e->t0_us;
+        if (rel != NULL) {
+            p->end = rel->t0_us;
+            p->pend = rel->done == 2 ? rel->t1_us : INF;
+            if (rel->done == 2 && unknown_outcome(rel->rc))
+                p->pend = rel->t1_us + lease_us(m, h->last_acq);
+        } else {
+            p->end = death_of(m, e->proc);
+            p->pend = INF;
+        }
+    }
+    h->nperm = m->nperms - h->perm0;
+}
+
 /* Builds one hold (or failed attempt) from the events of one hold id. */
 static void build_hold(model *m, const stress_ev **ev, size_t n,
                        stress_report *r)
@@ -304,7 +370,10 @@ static void build_hold(model *m, const stress_ev **ev, size_t n,
         const stress_ev *e = ev[i];
         if (e->type == SE_ACQ && e->done == 2 && e->rc == 0) {
             h.last_acq = e;
-            if (e->token != a0->token && report_count(r, SP_TOKENS)) {
+            /* A semaphore's re-entry takes a permit with a token of its
+             * own (check_tokens orders it). */
+            if (e->kind != SK_SEM && e->token != a0->token &&
+                report_count(r, SP_TOKENS)) {
                 report_append(r, "VIOLATION tokens: re-entry changed the "
                                  "token\n");
                 report_line(r, a0);
@@ -335,6 +404,8 @@ static void build_hold(model *m, const stress_ev **ev, size_t n,
         h.end = death_of(m, a0->proc);
         h.pend = INF;
     }
+    if (a0->kind == SK_SEM)
+        build_permits(m, &h, &m->holds[m->nholds], ev, n);
     m->holds[m->nholds++] = h;
 }
 
@@ -342,7 +413,7 @@ static void build_hold(model *m, const stress_ev **ev, size_t n,
 
 static int exclusive(const hold *h)
 {
-    return h->acq->kind != SK_READ;
+    return h->acq->kind != SK_READ && h->acq->kind != SK_SEM;
 }
 
 /* Whether `a`, granted first, may have lost the lock before `b` was
@@ -352,22 +423,40 @@ static int exclusive(const hold *h)
  * part taken before a restart, while the multilock went on waiting for its
  * other parts, returns after `a`'s grant, and no client can tell before its
  * release. */
-static int excused(const model *m, const hold *a, const hold *b)
+static int excused_grant(const model *m, const hold *a, const stress_ev *ag,
+                         const stress_ev *alease, const stress_ev *arel,
+                         const hold *b, const stress_ev *bg)
 {
-    int64_t grant = b->acq->t1_us;
+    int64_t grant = bg->t1_us;
     /* A holder killed (SIGKILL) before it released can never be told; its
      * hold ended with its lease like any other, so it counts as told. */
-    int gone = a->rel == NULL && death_of(m, a->acq->proc) != INF;
-    if (b->told &&
-        fault_near(m, b->acq->t0_us, a->acq->t1_us, -2, 0, 0) != NULL)
+    int gone = arel == NULL && death_of(m, ag->proc) != INF;
+    if (b->told && fault_near(m, bg->t0_us, ag->t1_us, -2, 0, 0) != NULL)
         return 1;
     if (!a->told && !gone)
         return 0;
-    if (a->last_acq->lease_ms < 0)
+    if (alease->lease_ms < 0)
         return 1;
-    if (lease_end_min(a->last_acq) <= grant)
+    if (lease_end_min(alease) <= grant)
         return 1;
-    return fault_near(m, a->acq->t0_us, grant, -2, 0, 0) != NULL;
+    return fault_near(m, ag->t0_us, grant, -2, 0, 0) != NULL;
+}
+
+/* Holds of exclusive kinds: a hold is its first grant, its lease the
+ * latest re-entry's (re-entries extend it). */
+static int excused(const model *m, const hold *a, const hold *b)
+{
+    return excused_grant(m, a, a->acq, a->last_acq, a->rel, b, b->acq);
+}
+
+/* Permits: `a`, certainly held when `b` was granted, may have been gone
+ * by then, as for an exclusive hold. Its own acquisition bounds its lease
+ * from below (the owner's permits share one lease, which an acquisition
+ * only extends, or starts afresh if the lease had ended), and only a data
+ * loss after that acquisition began can have wiped it. */
+static int permit_excused(const model *m, const permit *a, const permit *b)
+{
+    return excused_grant(m, a->h, a->acq, a->acq, a->rel, b->h, b->acq);
 }
 
 static int by_start(const void *x, const void *y)
@@ -418,25 +507,120 @@ static void check_overlap(model *m, hold **hs, size_t n, stress_report *r)
     }
 }
 
-static int by_grant(const void *x, const void *y)
+static int by_permit_start(const void *x, const void *y)
 {
-    const hold *a = *(const hold *const *)x, *b = *(const hold *const *)y;
-    if (a->acq->t1_us != b->acq->t1_us)
-        return a->acq->t1_us < b->acq->t1_us ? -1 : 1;
+    const permit *a = *(const permit *const *)x, *b = *(const permit *const *)y;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
     return 0;
 }
 
-/* Exclusive grants of one resource: a grant that surely came after another
- * (its call started after the other returned) has a larger token. */
-static void check_tokens(hold **hs, size_t n, stress_report *r)
+/* The permits of the semaphore holds hs[0..n) (one resource) into `ps`,
+ * by guaranteed start; returns how many. */
+static size_t sem_permits(const model *m, hold **hs, size_t n, permit **ps)
 {
-    size_t i, nx = 0, *best;
-    hold **x = malloc(n * sizeof(*x));
+    size_t i, k, np = 0;
+    for (i = 0; i < n; i++)
+        for (k = 0; k < hs[i]->nperm; k++)
+            ps[np++] = &m->perms[hs[i]->perm0 + k];
+    qsort(ps, np, sizeof(*ps), by_permit_start);
+    return np;
+}
+
+static int sem_total(const stress_ev *e)
+{
+    return e->permits > 0 ? e->permits : 1;
+}
+
+/* A semaphore's permits ps[0..n) (one name, by start): at each grant, the
+ * permits certainly held then (their guaranteed intervals), less those
+ * that may have been gone by then (permit_excused), number at most the
+ * total, the one granted included. Only grants need looking at: the
+ * count of intervals is largest at a start. */
+static void check_permits(const model *m, permit **ps, size_t n,
+                          stress_report *r)
+{
+    permit **act = malloc((n + 1) * sizeof(*act));
+    permit **held = malloc((n + 1) * sizeof(*held));
+    size_t i, j, k, x, na = 0;
+    if (act == NULL || held == NULL) {
+        free(act);
+        free(held);
+        return;
+    }
+    for (i = 0; i < n; i = j) {
+        int64_t t = ps[i]->start;
+        for (k = 0; k < na;) /* the permits no longer certainly held */
+            if (act[k]->end <= t)
+                act[k] = act[--na];
+            else
+                k++;
+        for (j = i; j < n && ps[j]->start == t; j++)
+            if (ps[j]->end > t)
+                act[na++] = ps[j];
+        for (k = i; k < j; k++) {
+            const permit *b = ps[k];
+            int total = sem_total(b->acq);
+            size_t nh = 0;
+            char owners[160];
+            size_t off = 0;
+            if (b->end <= t)
+                continue;
+            held[nh++] = ps[k];
+            for (x = 0; x < na; x++)
+                if (act[x] != b && !permit_excused(m, act[x], b))
+                    held[nh++] = act[x];
+            if (nh <= (size_t)total || !report_count(r, SP_PERMITS))
+                continue;
+            owners[0] = '\0';
+            for (x = 0; x < nh && off + 16 < sizeof(owners); x++)
+                off +=
+                    (size_t)snprintf(owners + off, sizeof(owners) - off, "%s%d",
+                                     x > 0 ? ", " : "", held[x]->acq->owner);
+            report_append(r,
+                          "VIOLATION permits: S:%s has %d permits, %zu held "
+                          "at once at +%lld ms (owners %s)\n",
+                          b->acq->name, total, nh,
+                          (long long)((t - r->base_us) / 1000), owners);
+            for (x = 0; x < nh; x++) {
+                report_line(r, held[x]->acq);
+                report_line(r, held[x]->rel);
+            }
+        }
+    }
+    free(act);
+    free(held);
+}
+
+static int by_grant(const void *x, const void *y)
+{
+    const stress_ev *a = *(const stress_ev *const *)x,
+                    *b = *(const stress_ev *const *)y;
+    if (a->t1_us != b->t1_us)
+        return a->t1_us < b->t1_us ? -1 : 1;
+    return 0;
+}
+
+/* Grants of one resource: a grant that surely came after another (its
+ * call started after the other returned) has a larger token. The grants
+ * are the first of each exclusive hold, and every acquisition of a
+ * semaphore (each takes a permit with a token of its own). */
+static void check_tokens(const model *m, hold **hs, size_t n, stress_report *r)
+{
+    size_t i, k, nx = 0, cap = 0, *best;
+    const stress_ev **x;
+    for (i = 0; i < n; i++)
+        cap += hs[i]->acq->kind == SK_SEM ? hs[i]->nperm : 1;
+    x = malloc((cap + 1) * sizeof(*x));
     if (x == NULL)
         return;
-    for (i = 0; i < n; i++)
-        if (exclusive(hs[i]))
-            x[nx++] = hs[i];
+    for (i = 0; i < n; i++) {
+        if (hs[i]->acq->kind == SK_SEM)
+            for (k = 0; k < hs[i]->nperm; k++)
+                x[nx++] = m->perms[hs[i]->perm0 + k].acq;
+        else if (exclusive(hs[i]))
+            x[nx++] = hs[i]->acq;
+    }
     qsort(x, nx, sizeof(*x), by_grant);
     best = malloc((nx + 1) * sizeof(*best));
     if (best == NULL) {
@@ -445,26 +629,26 @@ static void check_tokens(hold **hs, size_t n, stress_report *r)
     }
     for (i = 0; i < nx; i++) {
         best[i] = i;
-        if (i > 0 && x[best[i - 1]]->acq->token >= x[i]->acq->token)
+        if (i > 0 && x[best[i - 1]]->token >= x[i]->token)
             best[i] = best[i - 1];
     }
     for (i = 0; i < nx; i++) {
         size_t lo = 0, hi = i; /* first index whose grant is not before */
-        const stress_ev *e = x[i]->acq, *p;
+        const stress_ev *e = x[i], *p;
         if (e->token == 0 && report_count(r, SP_TOKENS)) {
             report_append(r, "VIOLATION tokens: a grant without a token\n");
             report_line(r, e);
         }
         while (lo < hi) {
             size_t mid = (lo + hi) / 2;
-            if (x[mid]->acq->t1_us < e->t0_us)
+            if (x[mid]->t1_us < e->t0_us)
                 lo = mid + 1;
             else
                 hi = mid;
         }
         if (lo == 0)
             continue;
-        p = x[best[lo - 1]]->acq;
+        p = x[best[lo - 1]];
         if (p->token >= e->token && report_count(r, SP_TOKENS)) {
             report_append(r,
                           "VIOLATION tokens: %c:%s granted with token %llu "
@@ -486,37 +670,102 @@ static int by_a(const void *x, const void *y)
     return a->a < b->a ? -1 : a->a > b->a;
 }
 
+typedef struct edge {
+    int64_t t;
+    int d; /* +1 a span starts, -1 one ends */
+} edge;
+
+static int by_edge(const void *x, const void *y)
+{
+    const edge *a = x, *b = y;
+    if (a->t != b->t)
+        return a->t < b->t ? -1 : 1;
+    return b->d - a->d; /* starts first: touching spans join */
+}
+
+/* Replaces the spans s[0..ns) (sorted by start) with the disjoint spans
+ * in which at least `need` of them overlap; returns how many. For need 1,
+ * their union. */
+static size_t busy_spans(span *s, size_t ns, int need)
+{
+    size_t i, k;
+    int cnt = 0;
+    int64_t open = 0;
+    edge *e;
+    if (need <= 1) {
+        for (i = 0, k = 0; i < ns; i++) {
+            if (k > 0 && s[i].a <= s[k - 1].b) {
+                if (s[i].b > s[k - 1].b)
+                    s[k - 1].b = s[i].b;
+            } else {
+                s[k++] = s[i];
+            }
+        }
+        return k;
+    }
+    e = malloc((2 * ns + 1) * sizeof(*e));
+    if (e == NULL) { /* as if always busy: nothing judged */
+        s[0].a = INT64_MIN;
+        s[0].b = INF;
+        return 1;
+    }
+    for (i = 0, k = 0; i < ns; i++) {
+        if (s[i].b <= s[i].a)
+            continue;
+        e[k].t = s[i].a;
+        e[k++].d = 1;
+        e[k].t = s[i].b;
+        e[k++].d = -1;
+    }
+    qsort(e, k, sizeof(*e), by_edge);
+    ns = 0;
+    for (i = 0; i < k; i++) {
+        int before = cnt;
+        cnt += e[i].d;
+        if (before < need && cnt >= need)
+            open = e[i].t;
+        else if (before >= need && cnt < need) {
+            s[ns].a = open;
+            s[ns++].b = e[i].t;
+        }
+    }
+    free(e);
+    return ns;
+}
+
 /* Lost wake-ups on one resource: a waiter that slept longer than stall_ms
- * while the lock was surely free (outside every possible interval). */
-static void check_wakeups(model *m, hold **hs, size_t n,
+ * while the lock was surely free (outside every possible interval); for a
+ * semaphore (ps: its permits), while fewer possible permits than its
+ * total were held. */
+static void check_wakeups(model *m, hold **hs, size_t n, permit **ps, size_t np,
                           const stress_ev *const *waits, size_t nw,
                           stress_report *r)
 {
     size_t i, k, ns = 0;
-    span *s = malloc((n + m->nposs + 1) * sizeof(*s));
+    span *s = malloc(((ps != NULL ? np : n) + m->nposs + 1) * sizeof(*s));
     int64_t stall = m->p->stall_ms * 1000;
+    int need = ps != NULL ? sem_total(hs[0]->acq) : 1;
     if (s == NULL || n == 0) {
         free(s);
         return;
     }
-    for (i = 0; i < n; i++) {
-        s[ns].a = hs[i]->pstart;
-        s[ns++].b = hs[i]->pend;
+    if (ps != NULL) {
+        for (i = 0; i < np; i++) {
+            s[ns].a = ps[i]->pstart;
+            s[ns++].b = ps[i]->pend;
+        }
+    } else {
+        for (i = 0; i < n; i++) {
+            s[ns].a = hs[i]->pstart;
+            s[ns++].b = hs[i]->pend;
+        }
     }
     for (i = 0; i < m->nposs; i++)
         if (same_resource(m->poss_ev[i], hs[0]->acq))
             s[ns++] = m->poss[i];
     qsort(s, ns, sizeof(*s), by_a);
     /* Merge into disjoint spans. */
-    for (i = 0, k = 0; i < ns; i++) {
-        if (k > 0 && s[i].a <= s[k - 1].b) {
-            if (s[i].b > s[k - 1].b)
-                s[k - 1].b = s[i].b;
-        } else {
-            s[k++] = s[i];
-        }
-    }
-    ns = k;
+    ns = busy_spans(s, ns, need);
     for (i = 0; i < nw; i++) {
         const stress_ev *w = waits[i];
         int64_t from = w->t0_us, to = w->t1_us - m->p->grant_slack_ms * 1000;
@@ -549,16 +798,22 @@ static void check_wakeups(model *m, hold **hs, size_t n,
         if (gap_b - gap_a > limit && report_count(r, SP_WAKEUP)) {
             report_append(r,
                           "VIOLATION wake-up: owner %d waited %lld ms for "
-                          "%c:%s, which was free for %lld ms of it "
+                          "%c:%s, which %s for %lld ms of it "
                           "(+%lld..+%lld ms)\n",
                           w->owner, (long long)((w->t1_us - w->t0_us) / 1000),
                           family(w->kind), w->name,
+                          ps != NULL ? "had a free permit" : "was free",
                           (long long)((gap_b - gap_a) / 1000),
                           (long long)((gap_a - r->base_us) / 1000),
                           (long long)((gap_b - r->base_us) / 1000));
             report_line(r, w);
-            /* The holds that end and start the free span. */
-            for (k = 0; k < n; k++)
+            /* The holds (permits) that end and start the free span. */
+            for (k = 0; ps != NULL && k < np; k++)
+                if (ps[k]->pend == gap_a || ps[k]->pstart == gap_b) {
+                    report_line(r, ps[k]->acq);
+                    report_line(r, ps[k]->rel);
+                }
+            for (k = 0; ps == NULL && k < n; k++)
                 if (hs[k]->pend == gap_a || hs[k]->pstart == gap_b) {
                     report_line(r, hs[k]->acq);
                     report_line(r, hs[k]->rel);
@@ -650,7 +905,8 @@ unsigned stress_check(const stress_ev *ev, size_t n, const stress_params *p,
     const stress_ev **calls = calloc(n + 1, sizeof(*calls));
     const stress_ev **waits = calloc(n + 1, sizeof(*waits));
     hold **hs = calloc(n + 1, sizeof(*hs));
-    size_t i, j, nc = 0, nw;
+    permit **ps = calloc(n + 1, sizeof(*ps));
+    size_t i, j, nc = 0, nw, np;
 
     memset(&m, 0, sizeof(m));
     m.p = p;
@@ -658,8 +914,9 @@ unsigned stress_check(const stress_ev *ev, size_t n, const stress_params *p,
     m.holds = calloc(n + 1, sizeof(*m.holds));
     m.poss = calloc(n + 1, sizeof(*m.poss));
     m.poss_ev = calloc(n + 1, sizeof(*m.poss_ev));
-    if (!calls || !waits || !hs || !m.faults || !m.holds || !m.poss ||
-        !m.poss_ev) {
+    m.perms = calloc(n + 1, sizeof(*m.perms));
+    if (!calls || !waits || !hs || !ps || !m.faults || !m.holds || !m.poss ||
+        !m.poss_ev || !m.perms) {
         stress_report_add(r, SP_HANG, "checker out of memory");
         goto out;
     }
@@ -690,10 +947,17 @@ unsigned stress_check(const stress_ev *ev, size_t n, const stress_params *p,
         for (j = i + 1; j < m.nholds && same_resource(hs[j]->acq, hs[i]->acq);
              j++)
             ;
-        check_overlap(&m, hs + i, j - i, r);
-        check_tokens(hs + i, j - i, r);
-        /* The waits for this resource: first tries of plain, fair and
-         * rw locks (a multilock or redlock waits on several). */
+        np = 0;
+        if (hs[i]->acq->kind == SK_SEM) {
+            np = sem_permits(&m, hs + i, j - i, ps);
+            check_permits(&m, ps, np, r);
+        } else {
+            check_overlap(&m, hs + i, j - i, r);
+        }
+        check_tokens(&m, hs + i, j - i, r);
+        /* The waits for this resource: first tries of plain, fair, rw
+         * locks and semaphores (a multilock or redlock waits on
+         * several). */
         nw = 0;
         for (size_t k = 0; k < nc; k++) {
             const stress_ev *e = calls[k];
@@ -703,15 +967,18 @@ unsigned stress_check(const stress_ev *ev, size_t n, const stress_params *p,
                 same_resource(e, hs[i]->acq))
                 waits[nw++] = e;
         }
-        check_wakeups(&m, hs + i, j - i, waits, nw, r);
+        check_wakeups(&m, hs + i, j - i, hs[i]->acq->kind == SK_SEM ? ps : NULL,
+                      np, waits, nw, r);
     }
 out:
     free(calls);
     free(waits);
     free(hs);
+    free(ps);
     free(m.faults);
     free(m.holds);
     free(m.poss);
     free(m.poss_ev);
+    free(m.perms);
     return stress_report_total(r);
 }

@@ -55,15 +55,15 @@ int64_t stress_now_us(void)
 
 static const char *kind_name(int type, int kind)
 {
-    static const char *const locks[] = {"?",    "plain", "fair",
-                                        "read", "write", "redlock"};
+    static const char *const locks[] = {"?",     "plain",   "fair", "read",
+                                        "write", "redlock", "sem"};
     static const char *const faults[] = {"?",         "killconn",   "sigstop",
                                          "sigkill",   "restart",    "failover",
                                          "external",  "drop-reply", "drop-req",
                                          "delay-sub", "delay-cmd",  "reset"};
     if (type == SE_FAULT)
         return kind >= 0 && kind <= SF_LAST ? faults[kind] : "?";
-    return kind >= 0 && kind <= SK_RED ? locks[kind] : "?";
+    return kind >= 0 && kind <= SK_LAST ? locks[kind] : "?";
 }
 
 void stress_ev_format(const stress_ev *e, int64_t base_us, char *buf,
@@ -71,7 +71,7 @@ void stress_ev_format(const stress_ev *e, int64_t base_us, char *buf,
 {
     static const char *const types[] = {"?", "acquire", "release", "lost",
                                         "FAULT"};
-    char lease[24], wait[24];
+    char lease[24], wait[24], permits[24] = "";
     if (e->lease_ms < 0)
         snprintf(lease, sizeof(lease), "auto");
     else
@@ -80,8 +80,10 @@ void stress_ev_format(const stress_ev *e, int64_t base_us, char *buf,
         snprintf(wait, sizeof(wait), "forever");
     else
         snprintf(wait, sizeof(wait), "%lld", (long long)e->wait_ms);
+    if (e->type != SE_FAULT && e->kind == SK_SEM)
+        snprintf(permits, sizeof(permits), "/%d", e->permits);
     snprintf(buf, len,
-             "+%lld.%03lld..%s%lld.%03lld ms %s %s %.*s%s owner=%d hold=%lld "
+             "+%lld.%03lld..%s%lld.%03lld ms %s %s %.*s%s%s owner=%d hold=%lld "
              "lvl=%d wait=%s lease=%s token=%llu rc=%s lost=%d%s",
              (long long)((e->t0_us - base_us) / 1000),
              (long long)((e->t0_us - base_us) % 1000 + 1000) % 1000,
@@ -90,7 +92,8 @@ void stress_ev_format(const stress_ev *e, int64_t base_us, char *buf,
              (long long)((e->t1_us - base_us) % 1000 + 1000) % 1000,
              e->type >= 1 && e->type <= SE_FAULT ? types[e->type] : "?",
              kind_name(e->type, e->kind), (int)sizeof(e->name), e->name,
-             e->multi > 0 ? " (multi part)" : "", e->owner, (long long)e->hold,
-             e->level, wait, lease, (unsigned long long)e->token,
-             rdl_err_name(e->rc), e->lost, e->proc > 0 ? " (child)" : "");
+             permits, e->multi > 0 ? " (multi part)" : "", e->owner,
+             (long long)e->hold, e->level, wait, lease,
+             (unsigned long long)e->token, rdl_err_name(e->rc), e->lost,
+             e->proc > 0 ? " (child)" : "");
 }

@@ -30,8 +30,12 @@ enum {
     SK_FAIR,      /* rdl_fairlock_new, family 'F' */
     SK_READ,      /* rdl_rwlock_read, family 'R' */
     SK_WRITE,     /* rdl_rwlock_write, family 'R' */
-    SK_RED        /* rdl_redlock_new over 3 servers, family 'D' */
+    SK_RED,       /* rdl_redlock_new over 3 servers, family 'D' */
+    SK_SEM        /* rdl_semaphore_new, family 'S': each acquisition, a
+                     re-entry too, takes one of `permits` permits with a
+                     token of its own; each release returns one */
 };
+#define SK_LAST SK_SEM
 
 /* Fault kinds (SE_FAULT, in `kind`). */
 enum {
@@ -72,6 +76,8 @@ typedef struct stress_ev {
     int32_t lost;     /* lost callbacks this owner saw during the hold */
     int16_t level;    /* ACQ: hold count after it; REL: count before it */
     int16_t multi;    /* parts of the multilock this is part of, else 0 */
+    int16_t permits;  /* SK_SEM: the name's total (the same for every
+                         call on it); else 0 */
     char name[12];    /* lock name ("n2"); fault: a short note */
 } stress_ev;
 
@@ -112,6 +118,7 @@ void stress_params_default(stress_params *p);
 enum {
     SP_OVERLAP,    /* two owners of an exclusive lock at once */
     SP_RW,         /* a reader alongside a writer */
+    SP_PERMITS,    /* more semaphore permits held at once than its total */
     SP_TOKENS,     /* fencing tokens not increasing in grant order */
     SP_BUDGET,     /* a call returned past its wait budget */
     SP_WAKEUP,     /* a waiter slept while the lock was free */

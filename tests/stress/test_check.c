@@ -43,6 +43,53 @@ static void hold(hist *h, int kind, int owner, int64_t id, int64_t t0,
     add(h, SE_REL, kind, owner, id, r0, r1, rel_rc)->level = 1;
 }
 
+/* A semaphore hold of one permit of `permits` (its name's total). */
+static void sem_hold(hist *h, int permits, int owner, int64_t id, int64_t t0,
+                     int64_t t1, int64_t r0, int64_t r1, uint64_t token,
+                     int rel_rc)
+{
+    size_t first = h->n;
+    hold(h, SK_SEM, owner, id, t0, t1, r0, r1, token, rel_rc);
+    h->ev[first].permits = h->ev[first + 1].permits = (int16_t)permits;
+}
+
+/* A semaphore hold of two permits: granted [t0, t0 + 1] and re-entered
+ * [t0 + 2, t0 + 3]; the two releases at r0 and r0 + 2. */
+static void sem_hold2(hist *h, int permits, int owner, int64_t id, int64_t t0,
+                      int64_t r0, uint64_t token, uint64_t token2)
+{
+    stress_ev *e;
+    size_t first = h->n, i;
+    e = add(h, SE_ACQ, SK_SEM, owner, id, t0, t0 + 1, 0);
+    e->token = token;
+    e->level = 1;
+    e = add(h, SE_ACQ, SK_SEM, owner, id, t0 + 2, t0 + 3, 0);
+    e->token = token2;
+    e->level = 2;
+    e->wait_ms = 0;
+    add(h, SE_REL, SK_SEM, owner, id, r0, r0 + 1, 0)->level = 2;
+    add(h, SE_REL, SK_SEM, owner, id, r0 + 2, r0 + 3, 0)->level = 1;
+    for (i = first; i < h->n; i++)
+        h->ev[i].permits = (int16_t)permits;
+}
+
+/* Whether the report on `h` says `needle`. */
+static int report_says(hist *h, const char *needle)
+{
+    stress_params p;
+    stress_report r;
+    int found;
+    memset(&r, 0, sizeof(r));
+    stress_params_default(&p);
+    (void)stress_check(h->ev, h->n, &p, &r);
+    found = r.text != NULL && strstr(r.text, needle) != NULL;
+    if (!found)
+        printf("report without \"%s\":\n%s", needle,
+               r.text != NULL ? r.text : "(empty)\n");
+    stress_report_free(&r);
+    return found;
+}
+
 static unsigned check(hist *h, int prop)
 {
     stress_params p;
@@ -344,6 +391,185 @@ static void test_check_overlap_killed_past_lease(void **state)
     assert_int_equal(check(&h, SP_OVERLAP), 1);
 }
 
+/* A semaphore of 3 permits: three owners at once are fine, a fourth
+ * sequential one too; a plain lock and a fair lock of the same name are
+ * other resources (rdl:lock:, rdl:fair:, rdl:sem: keys). */
+static void test_check_sem_within_permits(void **state)
+{
+    hist h = {.n = 0};
+    (void)state;
+    sem_hold(&h, 3, 1, 1, 0, 1, 10, 11, 100, 0);
+    sem_hold(&h, 3, 2, 2, 0, 2, 12, 13, 101, 0);
+    sem_hold(&h, 3, 3, 3, 0, 3, 14, 15, 102, 0);
+    sem_hold(&h, 3, 4, 4, 11, 12, 20, 21, 103, 0);
+    hold(&h, SK_PLAIN, 5, 5, 0, 1, 30, 31, 7, 0);
+    hold(&h, SK_FAIR, 6, 6, 0, 1, 30, 31, 8, 0);
+    assert_int_equal(check(&h, -1), 0);
+    /* A semaphore of 1 permit, beside a plain lock of its name. */
+    h.n = 0;
+    sem_hold(&h, 1, 1, 1, 0, 1, 10, 11, 100, 0);
+    sem_hold(&h, 1, 2, 2, 11, 12, 20, 21, 101, 0);
+    hold(&h, SK_PLAIN, 3, 3, 0, 1, 30, 31, 7, 0);
+    assert_int_equal(check(&h, -1), 0);
+}
+
+/* A fourth permit of three at once is a violation, named clearly (and not
+ * an overlap: the kinds' rules do not mix). */
+static void test_check_sem_over_permits(void **state)
+{
+    hist h = {.n = 0};
+    (void)state;
+    sem_hold(&h, 3, 1, 1, 0, 1, 10, 11, 100, 0);
+    sem_hold(&h, 3, 2, 2, 0, 2, 12, 13, 101, 0);
+    sem_hold(&h, 3, 3, 3, 0, 3, 14, 15, 102, 0);
+    sem_hold(&h, 3, 4, 4, 0, 5, 20, 21, 103, 0);
+    assert_int_equal(check(&h, SP_PERMITS), 1);
+    assert_int_equal(check(&h, SP_OVERLAP), 0);
+    assert_true(report_says(&h, "VIOLATION permits: S:n0 has 3 permits, 4 "
+                                "held at once at +5 ms (owners 4, "));
+    /* Released before the fourth grant returned: fine. */
+    h.ev[1].t0_us = MS(4);
+    h.ev[1].t1_us = MS(5);
+    assert_int_equal(check(&h, SP_PERMITS), 0);
+    /* A semaphore of 1 is exclusive. */
+    h.n = 0;
+    sem_hold(&h, 1, 1, 1, 0, 1, 10, 11, 100, 0);
+    sem_hold(&h, 1, 2, 2, 0, 5, 20, 21, 200, 0);
+    assert_int_equal(check(&h, SP_PERMITS), 1);
+}
+
+/* An owner holding two permits counts twice; each re-entry takes a token
+ * of its own, larger than the last. */
+static void test_check_sem_owner_several(void **state)
+{
+    hist h = {.n = 0};
+    (void)state;
+    sem_hold2(&h, 3, 1, 1, 0, 50, 100, 110);
+    sem_hold(&h, 3, 2, 2, 0, 2, 60, 61, 101, 0);
+    assert_int_equal(check(&h, -1), 0);
+    sem_hold(&h, 3, 3, 3, 5, 6, 60, 61, 120, 0);
+    assert_int_equal(check(&h, SP_PERMITS), 1);
+    assert_true(report_says(&h, "S:n0 has 3 permits, 4 held at once"));
+    /* One of owner 1's permits returned before owner 3's grant: 3. */
+    h.ev[2].t0_us = MS(4);
+    h.ev[2].t1_us = MS(4);
+    assert_int_equal(check(&h, -1), 0);
+    /* A re-entry whose token is not larger than the permit before. */
+    h.ev[1].token = 100;
+    assert_int_equal(check(&h, SP_TOKENS), 1);
+    assert_int_equal(check(&h, SP_PERMITS), 0);
+}
+
+/* The excuses of exclusive holds apply to each permit: a holder told it
+ * lost its permit (or killed) whose lease could have run out, or whose
+ * server lost its data, before the next grant does not count then. */
+static void test_check_sem_excuses(void **state)
+{
+    hist h = {.n = 0};
+    stress_ev *a;
+    (void)state;
+    /* 2 permits; owner 1 (lease 3000 ms) told, owner 3 granted at 3500. */
+    sem_hold(&h, 2, 1, 1, 0, 1, 4000, 4001, 100, RDL_ELOST);
+    sem_hold(&h, 2, 2, 2, 0, 2, 3550, 3551, 101, 0);
+    sem_hold(&h, 2, 3, 3, 100, 3500, 3600, 3601, 200, 0);
+    assert_int_equal(check(&h, -1), 0);
+    /* Not told: three permits at once. */
+    h.ev[1].rc = 0;
+    assert_int_equal(check(&h, SP_PERMITS), 1);
+    /* Told, but the lease could not have run out yet. */
+    h.ev[1].rc = RDL_ELOST;
+    h.ev[4].t1_us = MS(1000);
+    assert_int_equal(check(&h, SP_PERMITS), 1);
+    /* An auto lease may be lost at any time: told, excused. */
+    h.ev[0].lease_ms = -1;
+    assert_int_equal(check(&h, SP_PERMITS), 0);
+    h.ev[0].lease_ms = 3000;
+    /* A restart (data loss) in between excuses the told holder... */
+    add(&h, SE_FAULT, SF_RESTART, 0, 0, 500, 600, 0);
+    assert_int_equal(check(&h, SP_PERMITS), 0);
+    /* ...a dropped reply does not. */
+    h.ev[6].kind = SF_DROP_REPLY;
+    assert_int_equal(check(&h, SP_PERMITS), 1);
+
+    /* A holder killed (no release) past its lease; the same alive. */
+    h.n = 0;
+    a = add(&h, SE_ACQ, SK_SEM, 1, 1, 0, 1, 0);
+    a->token = 100;
+    a->level = 1;
+    a->lease_ms = 400;
+    a->proc = 3;
+    a->permits = 1;
+    sem_hold(&h, 1, 2, 2, 420, 430, 440, 441, 200, 0);
+    add(&h, SE_FAULT, SF_SIGKILL, 0, 0, 600, 600, 0)->proc = 3;
+    assert_int_equal(check(&h, SP_PERMITS), 0);
+    h.n--;
+    assert_int_equal(check(&h, SP_PERMITS), 1);
+
+    /* A stopped process's holder past its lease, told by its release. */
+    h.n = 0;
+    sem_hold(&h, 1, 501, 1, 0, 1, 5000, 5001, 100, RDL_ELOST);
+    h.ev[0].proc = h.ev[1].proc = 5;
+    sem_hold(&h, 1, 2, 2, 100, 3100, 3200, 3201, 200, 0);
+    add(&h, SE_FAULT, SF_STOP, 0, 0, 2, 4900, 0)->proc = 5;
+    assert_int_equal(check(&h, -1), 0);
+    h.ev[1].rc = 0;
+    assert_int_equal(check(&h, SP_PERMITS), 1);
+
+    /* A grant that returns while the permits are surely held is wrong,
+     * unless it was told and the server lost its data after its call
+     * began (a multilock part taken before a restart). */
+    h.n = 0;
+    a = add(&h, SE_ACQ, SK_SEM, 1, 4, 0, 700, 0);
+    a->multi = 2;
+    a->token = 300;
+    a->level = 1;
+    a->permits = 1;
+    a = add(&h, SE_REL, SK_SEM, 1, 4, 701, 702, RDL_ELOST);
+    a->multi = 2;
+    a->level = 1;
+    a->permits = 1;
+    sem_hold(&h, 1, 2, 8, 6, 600, 703, 704, 200, 0);
+    assert_int_equal(check(&h, SP_PERMITS), 1);
+    add(&h, SE_FAULT, SF_RESTART, 0, 0, 40, 470, 0);
+    assert_int_equal(check(&h, SP_PERMITS), 0);
+    h.ev[1].rc = 0;
+    assert_int_equal(check(&h, SP_PERMITS), 1);
+}
+
+/* Every grant of a semaphore has a token larger than the grants that
+ * returned before its call began. */
+static void test_check_sem_tokens(void **state)
+{
+    hist h = {.n = 0};
+    (void)state;
+    sem_hold(&h, 3, 1, 1, 0, 1, 10, 11, 300, 0);
+    sem_hold(&h, 3, 2, 2, 12, 13, 20, 21, 200, 0);
+    assert_int_equal(check(&h, SP_TOKENS), 1);
+    /* Concurrent calls have no order to check. */
+    h.ev[2].t0_us = MS(0);
+    assert_int_equal(check(&h, SP_TOKENS), 0);
+    /* No grant without a token. */
+    h.ev[2].token = 0;
+    assert_int_equal(check(&h, SP_TOKENS), 1);
+}
+
+/* A waiter sleeping while fewer permits than the total may have been
+ * held: owner 3 waits from 50 ms to 900 ms, one of two permits is free
+ * from 100 ms (a plain lock's check would see it held by owner 2). */
+static void test_check_sem_wakeup(void **state)
+{
+    hist h = {.n = 0};
+    (void)state;
+    sem_hold(&h, 2, 1, 1, 0, 1, 99, 100, 100, 0);
+    sem_hold(&h, 2, 2, 2, 0, 1, 2000, 2001, 101, 0);
+    sem_hold(&h, 2, 3, 3, 50, 900, 901, 902, 200, 0);
+    assert_int_equal(check(&h, SP_WAKEUP), 1);
+    assert_true(report_says(&h, "had a free permit for 700 ms"));
+    /* Not when a fourth owner held the other permit meanwhile. */
+    sem_hold(&h, 2, 4, 4, 60, 101, 890, 891, 150, 0);
+    assert_int_equal(check(&h, -1), 0);
+}
+
 static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_check_clean_history),
     RDLT_TEST(test_check_overlap),
@@ -361,6 +587,12 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_check_unexpected),
     RDLT_TEST(test_check_drop_invisible),
     RDLT_TEST(test_check_delay_slack),
+    RDLT_TEST(test_check_sem_within_permits),
+    RDLT_TEST(test_check_sem_over_permits),
+    RDLT_TEST(test_check_sem_owner_several),
+    RDLT_TEST(test_check_sem_excuses),
+    RDLT_TEST(test_check_sem_tokens),
+    RDLT_TEST(test_check_sem_wakeup),
 };
 
 RDLT_MAIN(tests)

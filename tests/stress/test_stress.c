@@ -62,7 +62,7 @@ typedef struct profile {
     int threads; /* per process */
     int clients; /* per process */
     int names;
-    int w_plain, w_fair, w_read, w_write, w_multi, w_red;
+    int w_plain, w_fair, w_read, w_write, w_multi, w_red, w_sem;
     unsigned faults; /* 1u << SF_* */
     int cluster;
     int forever; /* percent of waits without a budget */
@@ -113,6 +113,7 @@ typedef struct proc {
     rdl_lock_t *plain[MAX_CLIENTS][MAX_NAMES];
     rdl_lock_t *fair[MAX_CLIENTS][MAX_NAMES];
     rdl_rwlock_t *rw[MAX_CLIENTS][MAX_NAMES];
+    rdl_lock_t *sem[MAX_CLIENTS][MAX_NAMES];
     worker w[MAX_THREADS];
     int nworkers;
 } proc;
@@ -139,6 +140,15 @@ static void sleep_us(int64_t us)
         ;
 }
 
+/* ---- semaphores ------------------------------------------------------------- */
+
+/* The total of semaphore "n<i>": 2 or 3 permits, the same for every
+ * worker (the first acquisition stores it in Redis; all agree on it). */
+static int sem_permits(const char *name)
+{
+    return 2 + atoi(name + 1) % 2;
+}
+
 /* ---- history ---------------------------------------------------------------- */
 
 static stress_ev *ev_start(worker *w, int type, int kind, const char *name,
@@ -160,6 +170,7 @@ static stress_ev *ev_start(worker *w, int type, int kind, const char *name,
     e->lease_ms = lease;
     e->level = (int16_t)level;
     e->multi = (int16_t)multi;
+    e->permits = (int16_t)(kind == SK_SEM ? sem_permits(name) : 0);
     snprintf(e->name, sizeof(e->name), "%s", name);
     __atomic_store_n(&r->ctl->current[w->pr->id][w->idx],
                      (int64_t)(e - r->hist.ev) + 1, __ATOMIC_SEQ_CST);
@@ -244,13 +255,16 @@ static int lost_since(worker *w, int before)
     return __atomic_load_n(&w->lost, __ATOMIC_SEQ_CST) - before;
 }
 
-/* A plain, fair, read or write hold, re-entered up to 3 times. */
+/* A plain, fair, read, write or semaphore hold, re-entered up to 3 times
+ * (rw and semaphore: 2). A semaphore's re-entry takes one more permit, if
+ * one is free (it does not wait), and each release returns one. */
 static void op_simple(worker *w, int kind)
 {
     proc *pr = w->pr;
     int c = (int)rnd_in(&w->rng, 0, pr->nclients - 1);
     int n = (int)rnd_in(&w->rng, 0, pr->r->p.names - 1);
-    int depth = (int)rnd_in(&w->rng, 1, kind >= SK_READ ? 2 : 3);
+    int depth =
+        (int)rnd_in(&w->rng, 1, kind == SK_PLAIN || kind == SK_FAIR ? 3 : 2);
     int64_t wait = pick_wait(w), lease = pick_lease(w), hold = next_hold(w);
     int lost0 = __atomic_load_n(&w->lost, __ATOMIC_SEQ_CST), got = 0, rc;
     rdl_lock_t *l;
@@ -264,8 +278,10 @@ static void op_simple(worker *w, int kind)
         l = pr->fair[c][n];
     else if (kind == SK_READ)
         l = rdl_rwlock_read(pr->rw[c][n]);
-    else
+    else if (kind == SK_WRITE)
         l = rdl_rwlock_write(pr->rw[c][n]);
+    else
+        l = pr->sem[c][n];
 
     while (got < depth) {
         int64_t wt = got == 0 ? wait : 0;
@@ -287,9 +303,15 @@ static void op_simple(worker *w, int kind)
     }
 }
 
-/* A multilock over 2-3 distinct locks of mixed kinds, made for this
- * operation from fresh lock objects (a multilock takes over its parts'
- * lost callbacks, so parts are never shared). */
+static int rw_kind(int kind)
+{
+    return kind == SK_READ || kind == SK_WRITE;
+}
+
+/* A multilock over 2-3 distinct locks of mixed kinds (semaphores too if
+ * the profile has them), made for this operation from fresh lock objects
+ * (a multilock takes over its parts' lost callbacks, so parts are never
+ * shared). */
 static void op_multi(worker *w)
 {
     proc *pr = w->pr;
@@ -304,13 +326,17 @@ static void op_multi(worker *w)
     for (i = 0; i < n; i++) {
         int again;
         do {
-            kinds[i] = (int)rnd_in(&w->rng, SK_PLAIN, SK_WRITE);
+            kinds[i] =
+                (int)rnd_in(&w->rng, SK_PLAIN,
+                            pr->r->p.w_sem > 0 ? SK_WRITE + 1 : SK_WRITE);
+            if (kinds[i] > SK_WRITE)
+                kinds[i] = SK_SEM;
             names[i] = (int)rnd_in(&w->rng, 0, pr->r->p.names - 1);
             again = 0;
             for (j = 0; j < i; j++) /* read and write share a family */
                 if (names[j] == names[i] &&
                     (kinds[j] == kinds[i] ||
-                     (kinds[j] >= SK_READ && kinds[i] >= SK_READ)))
+                     (rw_kind(kinds[j]) && rw_kind(kinds[i]))))
                     again = 1;
         } while (again);
         snprintf(nm[i], sizeof(nm[i]), "n%d", names[i]);
@@ -321,6 +347,9 @@ static void op_multi(worker *w)
             rc = rdl_lock_new(c, nm[i], &parts[i]);
         else if (kinds[i] == SK_FAIR)
             rc = rdl_fairlock_new(c, nm[i], &parts[i]);
+        else if (kinds[i] == SK_SEM)
+            rc = rdl_semaphore_new(c, nm[i], (uint32_t)sem_permits(nm[i]),
+                                   &parts[i]);
         else if ((rc = rdl_rwlock_new(c, nm[i], &rws[i])) == 0)
             parts[i] = kinds[i] == SK_READ ? rdl_rwlock_read(rws[i])
                                            : rdl_rwlock_write(rws[i]);
@@ -395,8 +424,8 @@ static void *worker_main(void *arg)
     worker *w = arg;
     const profile *p = &w->pr->r->p;
     ctl *ct = w->pr->r->ctl;
-    int total =
-        p->w_plain + p->w_fair + p->w_read + p->w_write + p->w_multi + p->w_red;
+    int total = p->w_plain + p->w_fair + p->w_read + p->w_write + p->w_sem +
+                p->w_multi + p->w_red;
 
     w->self = rdl_owner_self();
     __atomic_store_n(&w->lost, 0, __ATOMIC_SEQ_CST);
@@ -410,6 +439,8 @@ static void *worker_main(void *arg)
             op_simple(w, SK_READ);
         else if ((x -= p->w_write) < 0)
             op_simple(w, SK_WRITE);
+        else if ((x -= p->w_sem) < 0)
+            op_simple(w, SK_SEM);
         else if ((x -= p->w_multi) < 0)
             op_multi(w);
         else
@@ -449,6 +480,7 @@ static void proc_free(proc *pr)
             rdl_lock_free(pr->plain[c][n]);
             rdl_lock_free(pr->fair[c][n]);
             rdl_rwlock_free(pr->rw[c][n]);
+            rdl_lock_free(pr->sem[c][n]);
         }
     for (c = 0; c < MAX_CLIENTS; c++)
         rdl_client_free(pr->cl[c]);
@@ -480,7 +512,10 @@ static int proc_setup(run *r, int id, proc **out)
             snprintf(name, sizeof(name), "n%d", n);
             if ((rc = rdl_lock_new(pr->cl[c], name, &pr->plain[c][n])) ||
                 (rc = rdl_fairlock_new(pr->cl[c], name, &pr->fair[c][n])) ||
-                (rc = rdl_rwlock_new(pr->cl[c], name, &pr->rw[c][n])))
+                (rc = rdl_rwlock_new(pr->cl[c], name, &pr->rw[c][n])) ||
+                (rc = rdl_semaphore_new(pr->cl[c], name,
+                                        (uint32_t)sem_permits(name),
+                                        &pr->sem[c][n])))
                 break;
             (void)rdl_lock_set_lost_cb(pr->plain[c][n], on_lost, pr);
             (void)rdl_lock_set_lost_cb(pr->fair[c][n], on_lost, pr);
@@ -488,6 +523,7 @@ static int proc_setup(run *r, int id, proc **out)
                                        pr);
             (void)rdl_lock_set_lost_cb(rdl_rwlock_write(pr->rw[c][n]), on_lost,
                                        pr);
+            (void)rdl_lock_set_lost_cb(pr->sem[c][n], on_lost, pr);
         }
     if (rc != 0) {
         proc_free(pr);
@@ -722,21 +758,86 @@ static void proxy_hooks(stress_hooks *h, rdlt_server *s)
     h->ctx = rdlt_proxy_new(s); /* its thread starts after the fork */
 }
 
+/* A command to the node that has `key`: a cluster replica answers MOVED
+ * until READONLY. */
+static redisReply *key_cmd(rdlt_server *s, const char *fmt, const char *key)
+{
+    redisReply *r = rdlt_cmd(s, fmt, key);
+    if (r->type == REDIS_REPLY_ERROR) {
+        freeReplyObject(r);
+        freeReplyObject(rdlt_cmd(s, "READONLY"));
+        r = rdlt_cmd(s, fmt, key);
+    }
+    return r;
+}
+
+/* Whether semaphore `name` (its hash key) has a holder whose lease has not
+ * ended, or counts permits in use ('u') that its holders do not hold. */
+static int sem_live(rdlt_server *s, const char *hash)
+{
+    char xkey[160];
+    redisReply *r = rdlt_cmd(s, "TIME"), *h, *x;
+    long long now = strtoll(r->element[0]->str, NULL, 10) * 1000 +
+                    strtoll(r->element[1]->str, NULL, 10) / 1000;
+    long long used = 0, held = 0;
+    int live = 0;
+    size_t i;
+    freeReplyObject(r);
+    snprintf(xkey, sizeof(xkey), "rdl:sem.x:%s", hash + 8);
+    h = key_cmd(s, "HGETALL %s", hash);
+    x = key_cmd(s, "ZRANGE %s 0 -1 WITHSCORES", xkey);
+    if (h->type != REDIS_REPLY_ARRAY || x->type != REDIS_REPLY_ARRAY)
+        live = 1;
+    for (i = 0; !live && i + 1 < h->elements; i += 2) {
+        const char *f = h->element[i]->str, *v = h->element[i + 1]->str;
+        if (strcmp(f, "u") == 0)
+            used = strtoll(v, NULL, 10);
+        else if (strncmp(f, "c:", 2) == 0)
+            held += strtoll(v, NULL, 10);
+    }
+    for (i = 0; !live && i + 1 < x->elements; i += 2)
+        live = strtoll(x->element[i + 1]->str, NULL, 10) > now;
+    freeReplyObject(h);
+    freeReplyObject(x);
+    return live || used != held;
+}
+
+/* A semaphore's hash ("rdl:sem:{name}") outlives its holders by design,
+ * like a fence: it keeps the total and the last token (scripts/lib/
+ * sem.lua); its expiry set ("rdl:sem.x:{name}") lists the holders. A
+ * holder whose lease ended stays in both until the next call on the name
+ * drops it (it no longer counts), so both are left over only while a
+ * lease runs (or the count of permits in use is wrong). */
+static int sem_retained(rdlt_server *s, const char *key)
+{
+    char hash[160];
+    if (strncmp(key, "rdl:sem:", 8) == 0)
+        return !sem_live(s, key);
+    if (strncmp(key, "rdl:sem.x:", 10) != 0)
+        return 0;
+    snprintf(hash, sizeof(hash), "rdl:sem:%s", key + 10);
+    return !sem_live(s, hash);
+}
+
 static long long rdl_keys_left(rdlt_server *s, char *names, size_t len)
 {
-    long long n;
+    long long n = 0;
     redisReply *rr;
     size_t i, off = strlen(names);
     if (!rdlt_server_running(s))
         return 0;
-    n = rdlt_count_held(s, "rdl:*");
-    if (n <= 0)
+    if (rdlt_count_held(s, "rdl:*") <= 0)
         return 0;
     rr = rdlt_cmd(s, "KEYS rdl:*");
-    for (i = 0; rr->type == REDIS_REPLY_ARRAY && i < rr->elements; i++)
-        if (!rdlt_key_retained(s, rr->element[i]->str) && off + 80 < len)
+    for (i = 0; rr->type == REDIS_REPLY_ARRAY && i < rr->elements; i++) {
+        const char *key = rr->element[i]->str;
+        if (rdlt_key_retained(s, key) || sem_retained(s, key))
+            continue;
+        n++;
+        if (off + 80 < len)
             off += (size_t)snprintf(names + off, len - off, " %d:%s",
-                                    rdlt_server_port(s), rr->element[i]->str);
+                                    rdlt_server_port(s), key);
+    }
     freeReplyObject(rr);
     return n;
 }
@@ -790,22 +891,23 @@ static void dump_history(run *r, const char *path)
 static void print_stats(run *r)
 {
     size_t i, n = stress_hist_len(&r->hist);
-    unsigned grants[SK_RED + 1] = {0}, tries = 0, lost = 0, multi = 0;
+    unsigned grants[SK_LAST + 1] = {0}, tries = 0, lost = 0, multi = 0;
     for (i = 0; i < n; i++) {
         const stress_ev *e = &r->hist.ev[i];
         if (e->type == SE_ACQ && e->done == 2 && e->level <= 1 &&
             (e->multi == 0 || e->hold % 4 == 0)) {
             tries++;
-            if (e->rc == 0 && e->kind <= SK_RED)
+            if (e->rc == 0 && e->kind <= SK_LAST)
                 grants[e->multi ? 0 : e->kind]++;
             multi += e->rc == 0 && e->multi > 0;
         }
         lost += e->type == SE_LOST;
     }
     printf("stress %s: %zu events, %u acquisitions, granted plain %u fair %u "
-           "read %u write %u multi %u redlock %u; %u lost callbacks\n",
+           "read %u write %u sem %u multi %u redlock %u; %u lost callbacks\n",
            r->p.name, n, tries, grants[SK_PLAIN], grants[SK_FAIR],
-           grants[SK_READ], grants[SK_WRITE], multi, grants[SK_RED], lost);
+           grants[SK_READ], grants[SK_WRITE], grants[SK_SEM], multi,
+           grants[SK_RED], lost);
 }
 
 static void free_hist(void *p)
@@ -1008,6 +1110,7 @@ static void test_stress_plain_fair_rw(void **state)
                  .w_fair = 3,
                  .w_read = 2,
                  .w_write = 2,
+                 .w_sem = 3,
                  .forever = 5};
     (void)state;
     stress_run(&p);
@@ -1026,6 +1129,7 @@ static void test_stress_multilock_redlock(void **state)
                  .w_fair = 1,
                  .w_read = 1,
                  .w_write = 1,
+                 .w_sem = 1,
                  .w_multi = 4,
                  .w_red = 2,
                  .forever = 5};
@@ -1046,6 +1150,7 @@ static void test_stress_faults(void **state)
                  .w_fair = 2,
                  .w_read = 2,
                  .w_write = 2,
+                 .w_sem = 2,
                  .w_multi = 1,
                  .faults = F(SF_KILLCONN) | F(SF_STOP) | F(SF_SIGKILL) |
                            F(SF_RESTART) | F(SF_DROP_REPLY) |
@@ -1070,6 +1175,7 @@ static void test_stress_cluster(void **state)
                  .w_fair = 2,
                  .w_read = 1,
                  .w_write = 1,
+                 .w_sem = 1,
                  .w_multi = 1,
                  .faults = F(SF_KILLCONN) | F(SF_FAILOVER),
                  .cluster = 1};
@@ -1091,6 +1197,7 @@ static void test_stress_random_seed(void **state)
                  .w_fair = 2,
                  .w_read = 1,
                  .w_write = 1,
+                 .w_sem = 1,
                  .w_multi = 1,
                  .forever = 5,
                  .faults = F(SF_KILLCONN)};
