@@ -6,9 +6,11 @@
 #   find_package(rdl REQUIRED)             then link rdl::rdl
 #   pkg-config --cflags --libs rdl         (add --static for a static librdl)
 #
-# Components: rdl_Runtime (the shared library and its SONAME link) and
+# Components: rdl_Runtime (the shared library and its SONAME link; also the
+# rdl tool, from tools/rdl, its man page and the README) and
 # rdl_Development (headers, the .so name link, the static archive, the
-# package files), so packagers can split lib and -dev packages.
+# package files), so packagers can split lib and -dev packages: the .deb
+# packages rdl and rdl-dev of cmake/Package.cmake are these two.
 
 include(CMakePackageConfigHelpers)
 
@@ -102,3 +104,7 @@ if(EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/docs/rdl.1")
         DESTINATION "${CMAKE_INSTALL_MANDIR}/man1"
         COMPONENT rdl_Runtime)
 endif()
+
+install(FILES README.md
+    DESTINATION "${CMAKE_INSTALL_DOCDIR}"
+    COMPONENT rdl_Runtime)

@@ -15,6 +15,7 @@ packages=(
     redis-server redis-tools
     cmake gcc g++ make pkg-config clang-format
     docker-compose
+    dpkg-dev file # cpack -G DEB: dpkg-shlibdeps; CPack runs file(1)
 )
 
 installed() {

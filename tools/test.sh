@@ -11,6 +11,9 @@
 #            (skipped with --quick)
 #   consumers  install rdl and build the add_subdirectory, find_package and
 #            pkg-config consumer projects (tests/consumers/run.sh)
+#   package  install into a temporary prefix and run the tool from there;
+#            build the Debian packages (cpack -G DEB), install them, build
+#            the consumers against /usr, purge them (tests/package/run.sh)
 #   notls    build-notls/: the build without OpenSSL (RDL_WITH_TLS=OFF),
 #            unit tests
 #   format   clang-format --dry-run --Werror over the C and C++ sources
@@ -110,6 +113,13 @@ stage_consumers() {
     bash tests/consumers/run.sh "$root" "$root/build-consumers"
 }
 
+# Skips its Debian part, saying so, where cpack, dpkg-shlibdeps, apt-get or
+# root are missing; leaves no package installed.
+stage_package() {
+    begin package "install to a prefix; cpack -G DEB, install, purge"
+    bash tests/package/run.sh "$root" "$root/build-package"
+}
+
 # Where OpenSSL is missing rdl builds without TLS: the library, the tool
 # and the unit tests (which check that rediss URLs are then refused).
 stage_notls() {
@@ -182,6 +192,7 @@ else
     echo "=== [asan] skipped (--quick)"
 fi
 stage_consumers
+stage_package
 stage_notls
 stage_bench
 stage_format

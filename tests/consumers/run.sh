@@ -2,6 +2,7 @@
 # Builds rdl the three ways a project consumes it and checks what it ships.
 #
 #   bash tests/consumers/run.sh SOURCE_DIR SCRATCH_DIR
+#   bash tests/consumers/run.sh --installed PREFIX SCRATCH_DIR
 #
 # 1. Configures, builds and installs SOURCE_DIR (shared, as at top level)
 #    into SCRATCH_DIR/prefix, and checks the installed files and that
@@ -14,16 +15,28 @@
 #    find_package and pkgconfig consumers against it, which exercises the
 #    private dependencies the package files declare for static linking.
 #
+# With --installed, only the find_package and pkgconfig consumers are built
+# and run, against the shared librdl already installed in PREFIX (the Debian
+# packages install it in /usr: tests/package/run.sh). For /usr they get no
+# search path (no CMAKE_PREFIX_PATH, no PKG_CONFIG_PATH), as a project
+# building against a system package would not.
+#
 # SCRATCH_DIR is created if needed; its previous build trees are reused.
 # Exits non-zero, naming the step, on the first failure.
 set -euo pipefail
 
+installed=0
+if [ "${1:-}" = --installed ]; then
+    installed=1
+    shift
+fi
 if [ $# -ne 2 ]; then
     echo "usage: $0 SOURCE_DIR SCRATCH_DIR" >&2
+    echo "       $0 --installed PREFIX SCRATCH_DIR" >&2
     exit 2
 fi
 mkdir -p "$2"
-src=$(cd "$1" && pwd)
+src=$(cd "$1" && pwd) # the install prefix with --installed
 scratch=$(cd "$2" && pwd)
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -112,17 +125,61 @@ build_cmake_consumer() {
     "$build/consumer_cpp"
 }
 
-# build_pkgconfig_consumer PREFIX OUT_DIR [MAKE_ARGS...]
+# build_pkgconfig_consumer PREFIX OUT_DIR [MAKE_ARGS...]; PREFIX "" leaves
+# pkg-config to its default search path.
 build_pkgconfig_consumer() {
-    local prefix=$1 out=$2 pcdir
+    local prefix=$1 out=$2 pcdir=""
     shift 2
-    pcdir=$(pc_dir "$prefix")
+    [ -z "$prefix" ] || pcdir=$(pc_dir "$prefix")
     rm -rf "$out"
     mkdir -p "$out"
     PKG_CONFIG_PATH="$pcdir" make -C "$here/pkgconfig" OUT="$out" "$@"
     "$out/consumer"
     "$out/consumer_cpp"
 }
+
+# check_linked_to PROGRAM LIBDIR: the dynamic linker resolves PROGRAM's
+# librdl to the one in LIBDIR (compared as real paths: /lib is /usr/lib on
+# Debian 12).
+check_linked_to() {
+    local prog=$1 libdir=$2 name path
+    read -r name path < <(ldd "$prog" |
+        awk '$1 ~ /^librdl\.so/ { print $1, $3; exit }') || true
+    [ -n "${name:-}" ] || fail "$prog does not link librdl"
+    [ "$(readlink -f "$path")" = "$(readlink -f "$libdir/$name")" ] ||
+        fail "$prog loads $path, not $libdir/$name"
+}
+
+# --installed: the consumers against an installed shared librdl.
+if [ $installed -eq 1 ]; then
+    prefix=$src
+    cmake_args=()
+    pkg_prefix=""
+    if [ "$prefix" != /usr ]; then
+        cmake_args=(-DCMAKE_PREFIX_PATH="$prefix")
+        pkg_prefix=$prefix
+    fi
+    pkg_path=""
+    [ -z "$pkg_prefix" ] || pkg_path=$(pc_dir "$pkg_prefix")
+    libdir=$(PKG_CONFIG_PATH="$pkg_path" pkg-config --variable=libdir rdl) ||
+        fail "pkg-config finds no rdl (PKG_CONFIG_PATH=$pkg_path)"
+
+    begin "exported symbols of $libdir/librdl.so"
+    check_exports "$libdir/librdl.so"
+
+    begin "find_package consumer (installed in $prefix)"
+    build_cmake_consumer find_package "$scratch/find_package-installed" \
+        ${cmake_args[@]+"${cmake_args[@]}"}
+    check_linked_to "$scratch/find_package-installed/consumer" "$libdir"
+
+    begin "pkgconfig consumer (installed in $prefix)"
+    build_pkgconfig_consumer "$pkg_prefix" "$scratch/pkgconfig-installed"
+    check_linked_to "$scratch/pkgconfig-installed/consumer" "$libdir"
+
+    step=""
+    echo "--- consumers: all passed (installed in $prefix)"
+    exit 0
+fi
 
 prefix=$scratch/prefix
 static_prefix=$scratch/prefix-static
