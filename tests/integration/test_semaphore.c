@@ -515,7 +515,7 @@ static void test_semaphore_giving_up_leaves_no_trace(void **state)
  * exceeds the total. */
 #define CYC_PERMITS 3
 #define CYC_THREADS 4
-#define CYC_ROUNDS 150
+#define CYC_ROUNDS 250 /* 3 processes x 4 threads: 3000 cycles */
 
 typedef struct shared_count {
     int now, max, errors;
@@ -551,6 +551,7 @@ static void *cycle_thread(void *arg)
                !__atomic_compare_exchange_n(&cy->sh->max, &m, n, 0,
                                             __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
             ;
+        usleep(300); /* held a moment: others wait meanwhile */
         __atomic_sub_fetch(&cy->sh->now, 1, __ATOMIC_SEQ_CST);
         if (rdl_lock_release_as(l, cy->owner) != 0)
             __atomic_add_fetch(&cy->sh->errors, 1, __ATOMIC_SEQ_CST);
@@ -610,7 +611,8 @@ static void test_semaphore_never_more_holders(void **state)
     for (i = 0; i < 2; i++)
         assert_int_equal(rdlt_child_wait(ch[i], 120000), 0);
     assert_int_equal(sh->errors, 0);
-    assert_true(sh->max >= 1 && sh->max <= CYC_PERMITS);
+    assert_true(sh->max >= 2 &&
+                sh->max <= CYC_PERMITS); /* shared, never over */
     assert_int_equal(sh->now, 0);
     munmap(sh, sizeof(*sh));
 }
