@@ -3,6 +3,7 @@
  * confirmed replica never hands a held lock to a second owner. Run on the
  * Sentinel fixture (a master, two replicas, three sentinels). */
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rdlt.h"
@@ -337,6 +338,119 @@ static void test_durable_failover_keeps_the_hold(void **state)
     failover_case(1);
 }
 
+/* The config epoch of the deployment as the first running sentinel
+ * tells it: it changes only when a failover switched the master. */
+static long long config_epoch(rdlt_sentinel *sn)
+{
+    int i;
+    for (i = 0; i < RDLT_SENTINELS; i++) {
+        rdlt_server *t = rdlt_sentinel_node(sn, i);
+        redisReply *r;
+        long long e = -1;
+        size_t k;
+        if (!rdlt_server_running(t))
+            continue;
+        rdlt_server_reconnect(t);
+        r = rdlt_cmd(t, "SENTINEL MASTER " RDLT_SENTINEL_NAME);
+        for (k = 0; r->type == REDIS_REPLY_ARRAY && k + 1 < r->elements; k += 2)
+            if (strcmp(r->element[k]->str, "config-epoch") == 0)
+                e = atoll(r->element[k + 1]->str);
+        freeReplyObject(r);
+        return e;
+    }
+    fail_msg("rdlt: no sentinel runs");
+    return -1;
+}
+
+/* Frees the lock whoever holds it (a hold a lost release brought back),
+ * or finds it free. */
+static void free_anyway(rdl_lock_t *l)
+{
+    int rc = rdl_lock_force_release(l);
+    if (rc != 0 && rc != RDL_ENOTHELD)
+        fail_msg("force release: %s", rdl_err_name(rc));
+}
+
+/* The same, again and again on one deployment: each round a durable hold,
+ * kill -9 of whichever node is master, the promotion, the other client
+ * refused, the hold released as its own, a token above every earlier one;
+ * then the killed node restarts and rejoins as a replica.
+ *
+ * A round in which Sentinel switched the master a second time on its own
+ * (a freshly promoted master that missed its pings for down-after on a
+ * loaded machine, seen in CI) does not count: the second switch may lose
+ * what was written on the first new master - here the hold's release and
+ * the other client's grant - which Sentinel's asynchronous replication
+ * allows and durability does not cover (it confirms grants, not
+ * releases: docs/design-notes.md "What the loops found"). The lost
+ * release brings the hold back until its lease ends; the test frees it
+ * and goes on, and needs three rounds with one switch each. */
+static void test_durable_failover_loop(void **state)
+{
+    rdlt_sentinel *sn = rdlt_sentinel_start(NULL);
+    rdl_client_t *c1 =
+        durable_client(rdlt_sentinel_url(sn), RDL_REPLICAS_ALL, 1000);
+    rdl_client_t *c2 = durable_client(rdlt_sentinel_url(sn), 0, 1000);
+    rdl_lock_t *l1 = rdlt_lock(c1, "loop"), *l2 = rdlt_lock(c2, "loop");
+    uint64_t last = 0;
+    long long epoch = config_epoch(sn);
+    int round, clean = 0;
+    (void)state;
+
+    for (round = 0; clean < 3; round++) {
+        rdlt_server *m = rdlt_sentinel_master(sn);
+        int64_t deadline;
+        uint64_t t;
+        int rc = RDL_EBUSY;
+
+        if (round == 6)
+            fail_msg("only %d of 6 rounds had one master switch", clean);
+        rdlt_assert_ok(rdl_lock_acquire_as(l1, A, 0, 60000));
+        t = rdl_lock_fencing_token(l1, A);
+        if (config_epoch(sn) != epoch) {
+            /* Switched since the last round ended: start again. */
+            print_message("round %d: an unplanned master switch\n", round);
+            free_anyway(l2);
+            rc = rdl_lock_release_as(l1, A); /* freed above */
+            if (rc != 0 && rc != RDL_ENOTHELD && rc != RDL_ELOST)
+                fail_msg("release: %s", rdl_err_name(rc));
+            epoch = config_epoch(sn);
+            continue;
+        }
+        if (t <= last)
+            fail_msg("round %d: token %llu after %llu", round,
+                     (unsigned long long)t, (unsigned long long)last);
+        rdlt_server_signal(m, SIGKILL);
+        rdlt_sentinel_wait_switch(sn, m, 30000);
+        epoch = config_epoch(sn);
+        deadline = rdlt_now_ms() + 2000;
+        while (rdlt_now_ms() < deadline && rc == RDL_EBUSY) {
+            rc = rdl_lock_acquire_as(l2, B, 0, 10000);
+            if (rc != 0)
+                rdlt_sleep_ms(100);
+        }
+        if (rc == 0)
+            fail_msg("round %d: a second owner got the durable hold", round);
+        rdlt_assert_ok(rdl_lock_release_as(l1, A));
+        rdlt_assert_ok(rdl_lock_acquire_as(l2, B, 0, 10000));
+        if (rdl_lock_fencing_token(l2, B) <= t)
+            fail_msg("round %d: token %llu after %llu", round,
+                     (unsigned long long)rdl_lock_fencing_token(l2, B),
+                     (unsigned long long)t);
+        last = rdl_lock_fencing_token(l2, B);
+        rdlt_assert_ok(rdl_lock_release_as(l2, B));
+        rdlt_server_restart(m);
+        rdlt_sentinel_wait_synced(sn, 30000);
+        if (config_epoch(sn) != epoch) {
+            print_message("round %d: an unplanned master switch\n", round);
+            free_anyway(l2);
+            epoch = config_epoch(sn);
+            continue;
+        }
+        clean++;
+    }
+}
+
 static void test_durable_off_failover_double_grant(void **state)
 {
     (void)state;
@@ -351,6 +465,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_durable_renewals_need_replicas),
     RDLT_TEST(test_durable_all_waits_for_an_unlisted_replica),
     RDLT_TEST(test_durable_failover_keeps_the_hold),
+    RDLT_TEST(test_durable_failover_loop),
     RDLT_TEST(test_durable_off_failover_double_grant),
 };
 

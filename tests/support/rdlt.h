@@ -123,6 +123,8 @@ int rdlt_server_tls_port(const rdlt_server *s);
 int rdlt_server_running(const rdlt_server *s);
 /* "redis://127.0.0.1:<port>" (static storage of s). */
 const char *rdlt_server_url(const rdlt_server *s);
+/* The server's log file (removed with the server), for diagnostics. */
+const char *rdlt_server_log(const rdlt_server *s);
 /* SIGTERM, then waits for the process. The server can be restarted. */
 void rdlt_server_stop(rdlt_server *s);
 /* Sends sig (SIGKILL: and waits for the process; SIGSTOP/SIGCONT: only
@@ -250,7 +252,8 @@ rdlt_server *rdlt_sentinel_master(rdlt_sentinel *sn);
 rdlt_server *rdlt_sentinel_wait_switch(rdlt_sentinel *sn, rdlt_server *old,
                                        int64_t timeout_ms);
 /* Waits until the master the sentinels name lists both other data nodes
- * as online replicas (after a restarted node rejoined, for instance). */
+ * as online replicas (after a restarted node rejoined, for instance), and
+ * each of them says its link is up, its sync done and its data loaded. */
 void rdlt_sentinel_wait_synced(rdlt_sentinel *sn, int64_t timeout_ms);
 /* SENTINEL FAILOVER, then rdlt_sentinel_wait_switch(); returns the new
  * master. */

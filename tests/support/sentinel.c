@@ -241,6 +241,31 @@ rdlt_server *rdlt_sentinel_wait_switch(rdlt_sentinel *sn, rdlt_server *old,
     }
 }
 
+/* 1 if every data node but m says its link to m is up, with no sync in
+ * progress and no data set loading: a replica still loading the RDB of
+ * its sync is online for the master but can be slow to answer, and
+ * Sentinel may take it for down if it is promoted then. */
+static int replicas_settled(rdlt_sentinel *sn, rdlt_server *m)
+{
+    int i, ok = 1;
+    for (i = 0; i < RDLT_SENTINEL_DATA && ok; i++) {
+        rdlt_server *d = sn->data[i];
+        redisReply *r;
+        if (d == m)
+            continue;
+        if (!rdlt_server_running(d))
+            return 0;
+        rdlt_server_reconnect(d);
+        r = rdlt_cmd(d, "INFO");
+        ok = r->type == REDIS_REPLY_STRING &&
+             strstr(r->str, "master_link_status:up") != NULL &&
+             strstr(r->str, "master_sync_in_progress:0") != NULL &&
+             strstr(r->str, "loading:0") != NULL;
+        freeReplyObject(r);
+    }
+    return ok;
+}
+
 void rdlt_sentinel_wait_synced(rdlt_sentinel *sn, int64_t timeout_ms)
 {
     int64_t deadline = rdlt_now_ms() + timeout_ms;
@@ -254,7 +279,7 @@ void rdlt_sentinel_wait_synced(rdlt_sentinel *sn, int64_t timeout_ms)
             p++;
         }
         freeReplyObject(r);
-        if (online == RDLT_SENTINEL_DATA - 1)
+        if (online == RDLT_SENTINEL_DATA - 1 && replicas_settled(sn, m))
             return;
         if (rdlt_now_ms() > deadline)
             fail_msg("rdlt: the replicas did not sync within %lld ms",

@@ -425,6 +425,11 @@ const char *rdlt_server_url(const rdlt_server *s)
     return s->url;
 }
 
+const char *rdlt_server_log(const rdlt_server *s)
+{
+    return s->log;
+}
+
 void rdlt_server_stop(rdlt_server *s)
 {
     drop_ctx(s);
