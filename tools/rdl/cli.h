@@ -29,6 +29,11 @@ void cli_error(const char *what, const char *fmt, ...)
 void cli_note(const cli *g, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Writes s as a JSON string to stdout: quotes, backslashes and control
+ * characters escaped, a byte that is not part of valid UTF-8 written as
+ * U+FFFD (so the output is always valid JSON). */
+void cli_json_string(const char *s);
+
 /* Parses a duration in ms (>= 0) or, if `word` is given, that word (as
  * `word_value`). 0 or -1. */
 int cli_duration(const char *s, const char *word, int64_t word_value,
@@ -75,9 +80,13 @@ int cli_exit_code(int rc);
 int cli_run(const cli *g, int argc, char **argv);
 int cli_info(const cli *g, int argc, char **argv);
 int cli_release(const cli *g, int argc, char **argv);
+int cli_ls(const cli *g, int argc, char **argv);
+int cli_top(const cli *g, int argc, char **argv);
 
 void cli_usage_run(FILE *f);
 void cli_usage_info(FILE *f);
 void cli_usage_release(FILE *f);
+void cli_usage_ls(FILE *f);
+void cli_usage_top(FILE *f);
 
 #endif

@@ -109,6 +109,49 @@ rdl_client_t *cli_connect(const cli *g, int64_t watchdog_ms)
     return c;
 }
 
+/* The length of the UTF-8 sequence at s (1..4), 0 if none starts there:
+ * no overlong forms, surrogates or code points past U+10FFFF. */
+static int utf8_len(const unsigned char *s)
+{
+    int n, i;
+    if (s[0] < 0x80)
+        return 1;
+    if (s[0] >= 0xc2 && s[0] <= 0xdf)
+        n = 2;
+    else if (s[0] >= 0xe0 && s[0] <= 0xef)
+        n = 3;
+    else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+        n = 4;
+    else
+        return 0;
+    for (i = 1; i < n; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
+        (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
+        return 0;
+    return n;
+}
+
+void cli_json_string(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    putchar('"');
+    while (*p != '\0') {
+        int n = utf8_len(p);
+        if (*p == '"' || *p == '\\')
+            printf("\\%c", *p);
+        else if (*p < 0x20 || *p == 0x7f)
+            printf("\\u%04x", *p);
+        else if (n == 0)
+            fputs("\\ufffd", stdout);
+        else
+            fwrite(p, 1, (size_t)n, stdout);
+        p += n > 0 ? n : 1;
+    }
+    putchar('"');
+}
+
 const char *const cli_kinds = "lock|fair|read|write|semaphore";
 
 int cli_permits(const char *s, uint32_t *out)

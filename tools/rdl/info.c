@@ -18,22 +18,6 @@ void cli_usage_info(FILE *f)
           f);
 }
 
-/* Writes s as a JSON string. */
-static void json_string(const char *s)
-{
-    putchar('"');
-    for (; *s != '\0'; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            printf("\\%c", ch);
-        else if (ch < 0x20)
-            printf("\\u%04x", ch);
-        else
-            putchar(ch);
-    }
-    putchar('"');
-}
-
 int cli_info(const cli *g, int argc, char **argv)
 {
     const char *kind, *name;
@@ -57,9 +41,9 @@ int cli_info(const cli *g, int argc, char **argv)
     }
     if (json) {
         printf("{\"name\":");
-        json_string(name);
+        cli_json_string(name);
         printf(",\"kind\":");
-        json_string(kind);
+        cli_json_string(kind);
         printf(",\"locked\":%s,\"holders\":%u,\"ttl_ms\":%lld,"
                "\"hold_count\":%u,\"fencing_token\":%llu,\"waiters\":%u,"
                "\"permits\":%u}\n",

@@ -6,6 +6,8 @@
  *           [--on-lost term|kill|ignore] NAME -- CMD [ARGS...]
  *   rdl info NAME [--kind K] [--json]
  *   rdl release NAME --force [--kind K]
+ *   rdl ls [--json] [--held] [--sort name|waiters] [PATTERN]
+ *   rdl top [--once] [--json] [--held] [--interval MS] [PATTERN]
  *
  * Exit codes follow sysexits.h: 64 usage, 69 Redis unreachable, 70 other
  * failures, 75 not acquired within --wait; `run` otherwise exits with
@@ -25,6 +27,8 @@ static void usage(FILE *f)
           "  run      hold a lock while a command runs\n"
           "  info     show who holds a lock\n"
           "  release  free a lock whoever holds it (--force)\n"
+          "  ls       list the locks, their holders and waiters\n"
+          "  top      the same, refreshed: the busiest locks first\n"
           "\n"
           "global options:\n"
           "  --url URL     redis://[user[:password]@]host[:port][/db],\n"
@@ -129,6 +133,10 @@ int main(int argc, char **argv)
         return cli_info(&g, argc - i - 1, argv + i + 1);
     if (strcmp(argv[i], "release") == 0)
         return cli_release(&g, argc - i - 1, argv + i + 1);
+    if (strcmp(argv[i], "ls") == 0)
+        return cli_ls(&g, argc - i - 1, argv + i + 1);
+    if (strcmp(argv[i], "top") == 0)
+        return cli_top(&g, argc - i - 1, argv + i + 1);
     cli_error("usage", "unknown command \"%s\"", argv[i]);
     usage(stderr);
     return EXIT_USAGE;
