@@ -14,6 +14,8 @@ packages=(
     libhiredis-dev libuv1-dev libsodium-dev libssl-dev libcmocka-dev openssl
     redis-server redis-tools
     cmake gcc g++ make pkg-config clang-format
+    clang   # <rdl.hpp> is checked with clang++ too (test.sh stage cxx)
+    python3 # the CLI tests validate JSON with python3 -m json.tool
     docker-compose
     dpkg-dev file # cpack -G DEB: dpkg-shlibdeps; CPack runs file(1)
 )

@@ -16,6 +16,9 @@
 #            the consumers against /usr, purge them (tests/package/run.sh)
 #   notls    build-notls/: the build without OpenSSL (RDL_WITH_TLS=OFF),
 #            unit tests
+#   cxx      <rdl.hpp>, its test suite and the C++ example compile without
+#            a warning under g++ and clang++, as C++17 and as C++20 (the
+#            build stages compile them once, with g++ and C++17)
 #   format   clang-format --dry-run --Werror over the C and C++ sources
 #   layers   tools/check-layers.sh: every #include follows the layers
 #   compose  docker-compose config: docker-compose.yml is valid (no engine
@@ -129,6 +132,21 @@ stage_notls() {
     (cd build-notls && ctest --output-on-failure --no-tests=error -L unit)
 }
 
+stage_cxx() {
+    begin cxx "<rdl.hpp> with g++ and clang++, -std=c++17 and -std=c++20"
+    local cxx std flags=(-Wall -Wextra -Wpedantic -Werror -fsyntax-only
+        -Iinclude)
+    for cxx in g++ clang++; do
+        for std in 17 20; do
+            "$cxx" -std=c++$std "${flags[@]}" -Itests/support \
+                tests/integration/test_cpp.cpp
+            "$cxx" -std=c++$std "${flags[@]}" -Iexamples \
+                examples/cpp_guard.cpp
+            echo "$cxx -std=c++$std: no warnings"
+        done
+    done
+}
+
 # Smoke test of the benchmark: it must run; no threshold is asserted
 # (timings belong to bench/, never to CI: DESIGN §13).
 stage_bench() {
@@ -194,6 +212,7 @@ fi
 stage_consumers
 stage_package
 stage_notls
+stage_cxx
 stage_bench
 stage_format
 stage_layers
