@@ -182,6 +182,26 @@ static int durable_timeout_ok(rdl_client_t *c, int64_t timeout_ms)
     return 0;
 }
 
+int rdl__client_check_new(rdl_client_t *c, const char *name, const char *what)
+{
+    if (rdl__name_check(name) != 0) {
+        if (name != NULL && name[0] == '}' &&
+            strnlen(name, RDL__NAME_MAX + 1) <= RDL__NAME_MAX)
+            rdl__errmsg_set(c,
+                            "a %s name that starts with '}' must hold a "
+                            "hash tag, e.g. \"{x}}...\"",
+                            what);
+        else
+            rdl__errmsg_set(c, "a %s name is 1..%d bytes", what, RDL__NAME_MAX);
+        return RDL_EINVAL;
+    }
+    if (c->state == RDL__CLIENT_CLOSING || c->state == RDL__CLIENT_CLOSED) {
+        rdl__errmsg_set(c, "the client is closed");
+        return RDL_ECLOSED;
+    }
+    return 0;
+}
+
 int rdl_client_set_watchdog_ms(rdl_client_t *c, int64_t lease_ms)
 {
     int rc = configurable(c);

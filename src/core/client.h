@@ -97,6 +97,10 @@ struct rdl_client_s {
     __atomic_fetch_add(&(c)->stats.field, (uint64_t)(n), __ATOMIC_RELAXED)
 #define RDL__STAT_INC(c, field) RDL__STAT_ADD(c, field, 1)
 
+/* What every named object's constructor checks (any thread): a valid name
+ * (keys.h; `what` names the object in the message: "lock", "latch") and a
+ * client not closed. 0, RDL_EINVAL or RDL_ECLOSED, with the message set. */
+int rdl__client_check_new(rdl_client_t *c, const char *name, const char *what);
 /* Posts a task to the loop thread. Any thread. RDL_ECLOSED if the client is
  * not running (the task will not run). */
 int rdl__client_post(rdl_client_t *c, rdl__task *t);

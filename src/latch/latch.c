@@ -7,24 +7,14 @@
 int rdl_latch_new(rdl_client_t *c, const char *name, rdl_latch_t **out)
 {
     rdl_latch_t *l;
+    int rc;
     if (out == NULL)
         return RDL_EINVAL;
     *out = NULL;
     if (c == NULL)
         return RDL_EINVAL;
-    if (rdl__name_check(name) != 0) {
-        if (name != NULL && name[0] == '}' &&
-            strnlen(name, RDL__NAME_MAX + 1) <= RDL__NAME_MAX)
-            rdl__errmsg_set(c, "a latch name that starts with '}' must hold "
-                               "a hash tag, e.g. \"{x}}...\"");
-        else
-            rdl__errmsg_set(c, "a latch name is 1..%d bytes", RDL__NAME_MAX);
-        return RDL_EINVAL;
-    }
-    if (c->state == RDL__CLIENT_CLOSING || c->state == RDL__CLIENT_CLOSED) {
-        rdl__errmsg_set(c, "the client is closed");
-        return RDL_ECLOSED;
-    }
+    if ((rc = rdl__client_check_new(c, name, "latch")) != 0)
+        return rc;
     l = rdl__calloc(1, sizeof(*l));
     if (l == NULL)
         return RDL_ENOMEM;

@@ -24,25 +24,14 @@ int rdl__lock_create(rdl_client_t *c, const char *name,
                      const rdl__lock_kind *kind, rdl_lock_t **out)
 {
     rdl_lock_t *lock;
-    int i, aux_failed = 0;
+    int i, rc, aux_failed = 0;
     if (out == NULL)
         return RDL_EINVAL;
     *out = NULL;
     if (c == NULL)
         return RDL_EINVAL;
-    if (rdl__name_check(name) != 0) {
-        if (name != NULL && name[0] == '}' &&
-            strnlen(name, RDL__NAME_MAX + 1) <= RDL__NAME_MAX)
-            rdl__errmsg_set(c, "a lock name that starts with '}' must hold a "
-                               "hash tag, e.g. \"{x}}...\"");
-        else
-            rdl__errmsg_set(c, "a lock name is 1..%d bytes", RDL__NAME_MAX);
-        return RDL_EINVAL;
-    }
-    if (c->state == RDL__CLIENT_CLOSING || c->state == RDL__CLIENT_CLOSED) {
-        rdl__errmsg_set(c, "the client is closed");
-        return RDL_ECLOSED;
-    }
+    if ((rc = rdl__client_check_new(c, name, "lock")) != 0)
+        return rc;
     lock = rdl__calloc(1, sizeof(*lock));
     if (lock == NULL)
         return RDL_ENOMEM;
