@@ -522,7 +522,7 @@ static int conn_open(const cli *g, const raw_url *u, const char *host, int port,
         rc = command_ok(c, 2, sel, NULL);
     }
     if (rc != 0) {
-        snprintf(err, errlen, "%s: %s", c->addr, c->err);
+        snprintf(err, errlen, "%.100s: %.200s", c->addr, c->err);
         conn_free(c);
         return rc;
     }
@@ -560,7 +560,7 @@ static int cluster_masters(const cli *g, const raw_url *u, raw_host *masters,
         rc = conn_open(g, u, u->hosts[s].host, u->hosts[s].port, u->user,
                        u->pass, 0, &c, err, errlen);
         if (rc == 0 && (rc = command_ok(c, 2, argv, &r)) != 0)
-            snprintf(err, errlen, "%s: %s", c->addr, c->err);
+            snprintf(err, errlen, "%.100s: %.200s", c->addr, c->err);
         if (c != NULL)
             conn_free(c);
         if (rc != 0)
@@ -612,7 +612,7 @@ static int sentinel_master(const cli *g, const raw_url *u, raw_host *m,
         rc = conn_open(g, u, u->hosts[s].host, u->hosts[s].port, u->suser,
                        u->spass, 0, &c, err, errlen);
         if (rc == 0 && (rc = command_ok(c, 3, argv, &r)) != 0)
-            snprintf(err, errlen, "%s: %s", c->addr, c->err);
+            snprintf(err, errlen, "%.100s: %.200s", c->addr, c->err);
         if (c != NULL)
             conn_free(c);
         if (rc != 0)
