@@ -87,6 +87,21 @@ static void test_durable_grant_reaches_replicas(void **state)
     rdlt_assert_ok(rdl_lock_acquire_as(rdl_rwlock_read(rw), A, 0, 30000));
     rdlt_assert_ok(rdl_lock_release_as(rdl_rwlock_read(rw), A));
     rdl_rwlock_free(rw);
+    /* A semaphore's permit: the permits in use reach both replicas. */
+    {
+        rdl_lock_t *sem = NULL;
+        rdlt_assert_ok(rdl_semaphore_new(c, "ds", 2, &sem));
+        rdlt_assert_ok(rdl_lock_acquire_as(sem, A, 0, 30000));
+        for (i = 1; i < RDLT_SENTINEL_DATA; i++) {
+            redisReply *r =
+                rdlt_cmd(rdlt_sentinel_data(sn, i), "HGET rdl:sem:{ds} u");
+            assert_int_equal(r->type, REDIS_REPLY_STRING);
+            assert_string_equal(r->str, "1");
+            freeReplyObject(r);
+        }
+        rdlt_assert_ok(rdl_lock_release_as(sem, A));
+        rdl_lock_free(sem);
+    }
     /* A MultiLock's parts (one hash tag: without durability the one-call
      * path would take them; with it each part is confirmed). */
     {
@@ -136,6 +151,17 @@ static void test_durable_replicas_paused(void **state)
     rdlt_assert_between(rdlt_now_ms() - t0, 250, 2500);
     assert_non_null(strstr(rdl_client_errmsg(one), "0 of 1 replicas"));
     wait_free(m, "p");
+    /* A semaphore's permit is given back the same way. */
+    {
+        rdl_lock_t *sem = NULL;
+        rdlt_assert_ok(rdl_semaphore_new(one, "ps", 1, &sem));
+        rdlt_assert_rc(rdl_lock_acquire_as(sem, A, 0, 30000), RDL_ENOREPLICAS);
+        deadline = rdlt_now_ms() + 5000;
+        while (rdlt_info(sem, B).holders != 0 && rdlt_now_ms() < deadline)
+            rdlt_sleep_ms(20);
+        assert_int_equal(rdlt_info(sem, B).holders, 0);
+        rdl_lock_free(sem);
+    }
     rdlt_server_signal(r1, SIGCONT);
     rdlt_server_signal(r2, SIGCONT);
     /* The replicas catch up after their pause: confirmed again soon. */
