@@ -39,13 +39,6 @@ static int exists_on(rdlt_server *s, const char *key)
     return e;
 }
 
-static rdl_client_stats_t stats(rdl_client_t *c)
-{
-    rdl_client_stats_t st;
-    rdlt_assert_ok(rdl_client_stats(c, &st));
-    return st;
-}
-
 /* Acquires with a budget, retrying transient cluster errors (a failover
  * in progress) until `within_ms` passes; returns the last code. */
 static int acquire_within(rdl_lock_t *l, rdl_owner_t o, int64_t within_ms,
@@ -91,7 +84,7 @@ static void test_cluster_names_over_all_masters(void **state)
     for (j = 0; j < 3; j++)
         if (per_master[j] == 0)
             fail_msg("no name landed on master %d", j);
-    assert_int_equal(stats(c).redirects, 0);
+    assert_int_equal(rdlt_stats(c).redirects, 0);
     for (i = 0; i < 24; i++) {
         rdl_lock_info_t info = rdlt_info(l[i], A);
         assert_true(info.held_by_owner);
@@ -179,7 +172,7 @@ static void test_cluster_contention_one_name(void **state)
     assert_int_equal(total, 90);
     /* Lost wake-ups would cost a 30 s lease each. */
     rdlt_assert_between(rdlt_now_ms() - start, 0, 20000);
-    assert_true(stats(c[0]).messages + stats(c[1]).messages > 0);
+    assert_true(rdlt_stats(c[0]).messages + rdlt_stats(c[1]).messages > 0);
 }
 
 typedef struct waiter {
@@ -247,7 +240,7 @@ static void test_cluster_wakeup_sharded_pubsub(void **state)
     rdlt_assert_ok(rdl_lock_release_as(l, A));
     rdlt_thread_join(t);
     rdlt_assert_ok(w.rc);
-    assert_true(stats(c).messages >= 1);
+    assert_true(rdlt_stats(c).messages >= 1);
     /* Classic pub/sub is not used on a cluster that has sharded. */
     {
         redisReply *r = rdlt_cmd(rdlt_cluster_node(cl, 0), "PUBSUB NUMPAT");
@@ -275,7 +268,7 @@ static void test_cluster_noscript_after_flush(void **state)
         freeReplyObject(r);
     }
     rdlt_assert_ok(rdl_lock_release_as(l, A));
-    assert_true(stats(c).script_loads >= 1);
+    assert_true(rdlt_stats(c).script_loads >= 1);
     rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 30000));
     rdlt_assert_ok(rdl_lock_release_as(l, A));
 }
@@ -405,7 +398,7 @@ static void test_cluster_slot_migration_ask(void **state)
 
     /* The keys are on the target now: only ASK finds them. */
     rdlt_assert_rc(rdl_lock_acquire_as(l, B, 0, 30000), RDL_EBUSY);
-    assert_true(stats(c).redirects >= 1);
+    assert_true(rdlt_stats(c).redirects >= 1);
     assert_true(rdlt_info(l, A).held_by_owner);
     rdlt_assert_ok(rdl_lock_release_as(l, A));
 

@@ -17,27 +17,11 @@
 #define B ((rdl_owner_t)2)
 #define K 4
 
-static rdl_client_stats_t stats(rdl_client_t *c)
-{
-    rdl_client_stats_t st;
-    rdlt_assert_ok(rdl_client_stats(c, &st));
-    return st;
-}
-
 static long long total_commands(rdlt_server *s)
 {
     redisReply *r = rdlt_cmd(s, "INFO stats");
     const char *p = strstr(r->str, "total_commands_processed:");
     long long n = p != NULL ? strtoll(p + 25, NULL, 10) : -1;
-    freeReplyObject(r);
-    return n;
-}
-
-static long long publishes(rdlt_server *s)
-{
-    redisReply *r = rdlt_cmd(s, "INFO commandstats");
-    const char *p = strstr(r->str, "cmdstat_publish:calls=");
-    long long n = p != NULL ? strtoll(p + 22, NULL, 10) : 0;
     freeReplyObject(r);
     return n;
 }
@@ -142,7 +126,7 @@ static rdlt_thread *start_waiter(waiter *w, rdlt_server *s, const char *name,
 /* The client's tries so far (every acquire script call). */
 static uint64_t tries(rdl_client_t *c)
 {
-    return stats(c).attempts;
+    return rdlt_stats(c).attempts;
 }
 
 /* w was woken by a message and took the lock with one try more than n. */
@@ -151,7 +135,7 @@ static void expect_handed(waiter *w, uint64_t n, const char *what)
     if (!rdlt_wait_flag(&w->acquired, 10000))
         fail_msg("%s was not handed the lock", what);
     assert_int_equal(tries(w->c), n + 1);
-    assert_true(stats(w->c).wakeups >= 1);
+    assert_true(rdlt_stats(w->c).wakeups >= 1);
 }
 
 /* Lets w release and end. */
@@ -182,7 +166,7 @@ static void test_handoff_one_try_per_release_across_clients(void **state)
         t[i] = start_waiter(&w[i], s, "one", hl, (uint32_t)i + 1);
     for (i = 0; i < K; i++)
         tries0 += tries(w[i].c);
-    assert_int_equal(publishes(s), 0);
+    assert_int_equal(rdlt_cmd_calls(s, "publish"), 0);
 
     rdlt_assert_ok(rdl_lock_release_as(hl, A));
     for (i = 0; i < K; i++) {
@@ -200,12 +184,12 @@ static void test_handoff_one_try_per_release_across_clients(void **state)
     for (i = 0; i < K; i++) {
         rdlt_thread_join(t[i]);
         rdlt_assert_ok(w[i].rc);
-        assert_true(stats(w[i].c).wakeups >= 1);
+        assert_true(rdlt_stats(w[i].c).wakeups >= 1);
     }
     /* One message per hand-off (the last release found nobody waiting),
      * and one per grant while others still wait, telling the first of
      * them the new lease (lib/waiters: waiter_recap). */
-    assert_int_equal(publishes(s), K + (K - 1));
+    assert_int_equal(rdlt_cmd_calls(s, "publish"), K + (K - 1));
     assert_int_equal(rdlt_info(hl, B).waiters, 0);
     assert_int_equal(rdlt_count_held(s, "rdl:*"), 0);
 }
@@ -229,7 +213,7 @@ static void test_handoff_uncontended_cycle_commands(void **state)
     rdlt_assert_ok(rdl_lock_release_as(l, A));
     n1 = total_commands(s);
     assert_int_equal(n1 - n0 - 1, 9); /* - 1: the first INFO */
-    assert_int_equal(publishes(s), 0);
+    assert_int_equal(rdlt_cmd_calls(s, "publish"), 0);
     assert_int_equal(rdlt_count_keys(s, "rdl:*"), 1);
 }
 
@@ -333,7 +317,7 @@ static void test_handoff_dead_waiter_absorbs_at_most_one(void **state)
     assert_int_equal(rdlt_info(hl, B).waiters, 1);
     if (!rdlt_wait_flag(&w.acquired, 10000))
         fail_msg("the live waiter never woke");
-    assert_int_equal(stats(w.c).wakeups, 0); /* its timer woke it */
+    assert_int_equal(rdlt_stats(w.c).wakeups, 0); /* its timer woke it */
     assert_int_equal(rdlt_info(hl, B).waiters, 0);
     finish(&w, t);
 }
@@ -492,20 +476,21 @@ static void test_handoff_rw_writer_release_wakes_one_writer(void **state)
      * loaded machine a waiter may also try when a timer of its own fires,
      * which says nothing about whom the release woke. */
     for (i = 0; i < 2; i++)
-        n += stats(w[i].c).wakeups;
+        n += rdlt_stats(w[i].c).wakeups;
     rdlt_assert_ok(rdl_lock_release_as(hw, A));
     while (!w[0].acquired && !w[1].acquired)
         rdlt_sleep_ms(1);
     rdlt_sleep_ms(100);
     first = w[0].acquired ? 0 : 1;
     assert_int_equal(w[1 - first].acquired, 0);
-    m = stats(w[0].c).wakeups + stats(w[1].c).wakeups;
+    m = rdlt_stats(w[0].c).wakeups + rdlt_stats(w[1].c).wakeups;
     assert_int_equal(m, n + 1);
     __atomic_store_n(&w[first].go, 1, __ATOMIC_SEQ_CST);
     if (!rdlt_wait_flag(&w[1 - first].acquired, 10000))
         fail_msg("the second writer was not handed the lock");
     rdlt_sleep_ms(100);
-    assert_int_equal(stats(w[0].c).wakeups + stats(w[1].c).wakeups, n + 2);
+    assert_int_equal(rdlt_stats(w[0].c).wakeups + rdlt_stats(w[1].c).wakeups,
+                     n + 2);
     __atomic_store_n(&w[1 - first].go, 1, __ATOMIC_SEQ_CST);
     for (i = 0; i < 2; i++) {
         rdlt_thread_join(t[i]);

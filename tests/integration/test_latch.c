@@ -46,23 +46,6 @@ static long long exists(rdlt_server *s, const char *key)
     return n;
 }
 
-/* How many calls of `cmd` the server ran since the last CONFIG RESETSTAT
- * (commands that scripts run included). */
-static long long server_calls(rdlt_server *s, const char *cmd)
-{
-    redisReply *r = rdlt_cmd(s, "INFO commandstats");
-    char field[64];
-    const char *at;
-    long long n = 0;
-    assert_int_equal(r->type, REDIS_REPLY_STRING);
-    snprintf(field, sizeof(field), "cmdstat_%s:calls=", cmd);
-    at = strstr(r->str, field);
-    if (at != NULL)
-        n = atoll(at + strlen(field));
-    freeReplyObject(r);
-    return n;
-}
-
 static void reset_stats(rdlt_server *s)
 {
     freeReplyObject(rdlt_cmd(s, "CONFIG RESETSTAT"));
@@ -88,13 +71,6 @@ static void wait_subscribers(rdlt_server *s, const char *channel, long long n)
                      subscribers(s, channel), n);
         rdlt_sleep_ms(5);
     }
-}
-
-static rdl_client_stats_t stats(rdl_client_t *c)
-{
-    rdl_client_stats_t st;
-    rdlt_assert_ok(rdl_client_stats(c, &st));
-    return st;
 }
 
 typedef struct waiter {
@@ -213,16 +189,16 @@ static void test_latch_await_open_returns_at_once(void **state)
     rdl_client_stats_t before;
     (void)state;
 
-    before = stats(c);
+    before = rdlt_stats(c);
     rdlt_assert_ok(rdl_latch_await(l, 0));
     rdlt_assert_ok(rdl_latch_await(l, 10000));
     rdlt_assert_ok(rdl_latch_await(l, RDL_WAIT_FOREVER));
     rdlt_assert_ok(rdl_latch_set(l, 1, 30000));
     rdlt_assert_ok(rdl_latch_count_down(l));
     rdlt_assert_ok(rdl_latch_await(l, RDL_WAIT_FOREVER));
-    assert_int_equal(stats(c).subscribes, before.subscribes);
+    assert_int_equal(rdlt_stats(c).subscribes, before.subscribes);
     /* Four checks, a set and a count down: one script call each. */
-    assert_int_equal(stats(c).scripts - before.scripts, 6);
+    assert_int_equal(rdlt_stats(c).scripts - before.scripts, 6);
 }
 
 static void test_latch_await_times_out(void **state)
@@ -285,13 +261,13 @@ static void test_latch_waiters_on_many_clients_wake_together(void **state)
         rdlt_assert_ok(w[i].rc);
         rdlt_assert_between(w[i].done_at - zero_at, 0, 3000);
         /* Woken by the message, not by its capped sleep. */
-        assert_true(stats(cw[i]).wakeups >= 1);
+        assert_true(rdlt_stats(cw[i]).wakeups >= 1);
     }
     /* One message for all. Each waiter checked at most three times since
      * it subscribed: once when the subscription was confirmed, at most
      * once at the end of a 1 s sleep, and once when woken. */
-    assert_int_equal(server_calls(s, "publish"), 1);
-    checks = server_calls(s, "evalsha") - 2;
+    assert_int_equal(rdlt_cmd_calls(s, "publish"), 1);
+    checks = rdlt_cmd_calls(s, "evalsha") - 2;
     print_message("%lld checks by %d waiters\n", checks, N);
     rdlt_assert_between(checks, N, 3 * N);
 }
@@ -407,7 +383,7 @@ static void test_latch_retry_after_lost_reply_counts_once(void **state)
     rdlt_proxy_drop_reply(p, "EVALSHA", "{retry}", 1);
     rdlt_assert_ok(rdl_latch_set(lp, 3, 30000));
     assert_int_equal(rdlt_proxy_count(p, "EVALSHA") - before, 2);
-    assert_int_equal(server_calls(s, "evalsha"), 2);
+    assert_int_equal(rdlt_cmd_calls(s, "evalsha"), 2);
     assert_int_equal(count_of(ld), 3);
 
     reset_stats(s);
@@ -416,7 +392,7 @@ static void test_latch_retry_after_lost_reply_counts_once(void **state)
     rdlt_assert_ok(rdl_latch_count_down(lp));
     /* Both reached the server: the first was applied, the retry told. */
     assert_int_equal(rdlt_proxy_count(p, "EVALSHA") - before, 2);
-    assert_int_equal(server_calls(s, "evalsha"), 2);
+    assert_int_equal(rdlt_cmd_calls(s, "evalsha"), 2);
     assert_int_equal(count_of(ld), 2);
 
     /* The count down that reaches 0, its reply lost: one message. */
@@ -424,8 +400,8 @@ static void test_latch_retry_after_lost_reply_counts_once(void **state)
     reset_stats(s);
     rdlt_proxy_drop_reply(p, "EVALSHA", "{retry}", 1);
     rdlt_assert_ok(rdl_latch_count_down(lp));
-    assert_int_equal(server_calls(s, "evalsha"), 2);
-    assert_int_equal(server_calls(s, "publish"), 1);
+    assert_int_equal(rdlt_cmd_calls(s, "evalsha"), 2);
+    assert_int_equal(rdlt_cmd_calls(s, "publish"), 1);
     assert_int_equal(count_of(ld), 0);
     rdlt_assert_ok(rdl_latch_await(ld, 0));
 }

@@ -137,13 +137,6 @@ static rdl_client_t *client_for(scene *s, int64_t command_ms)
     return c;
 }
 
-static rdl_client_stats_t stats(rdl_client_t *c)
-{
-    rdl_client_stats_t st;
-    rdlt_assert_ok(rdl_client_stats(c, &st));
-    return st;
-}
-
 /* The test's log check: `want` occurs in the fake's command log. */
 static void assert_log_has(rdlt_fake *f, const char *want)
 {
@@ -169,14 +162,14 @@ static void test_redirect_moved(void **state)
     (void)state;
 
     rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 30000));
-    assert_int_equal(stats(c).redirects, 1);
+    assert_int_equal(rdlt_stats(c).redirects, 1);
     rdlt_assert_ok(rdl_lock_release_as(l, A));
     assert_int_equal(rdlt_fake_count(s->a, "EVALSHA"), 1);
     assert_int_equal(rdlt_fake_count(s->b, "EVALSHA"), 2);
     end = rdlt_now_ms() + 2000;
-    while (stats(c).refreshes < 2 && rdlt_now_ms() < end)
+    while (rdlt_stats(c).refreshes < 2 && rdlt_now_ms() < end)
         rdlt_sleep_ms(10);
-    assert_true(stats(c).refreshes >= 2);
+    assert_true(rdlt_stats(c).refreshes >= 2);
 }
 
 /* ASK: ASKING and the command, back to back on the node named; the table
@@ -194,7 +187,7 @@ static void test_redirect_ask(void **state)
     rdlt_assert_ok(rdl_lock_release_as(l, A));
     assert_int_equal(rdlt_fake_count(s->a, "EVALSHA"), 2);
     assert_int_equal(rdlt_fake_count(s->b, "EVALSHA"), 1);
-    assert_int_equal(stats(c).redirects, 1);
+    assert_int_equal(rdlt_stats(c).redirects, 1);
 }
 
 /* TRYAGAIN is retried with backoff until it passes. */
@@ -207,7 +200,7 @@ static void test_redirect_tryagain(void **state)
 
     rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 30000));
     assert_int_equal(rdlt_fake_count(s->a, "EVALSHA"), 4);
-    assert_int_equal(stats(c).redirects, 0);
+    assert_int_equal(rdlt_stats(c).redirects, 0);
     assert_true(rdlt_info(l, A).held_by_owner);
 }
 
@@ -235,7 +228,7 @@ static void test_redirect_budget(void **state)
     (void)state;
 
     rdlt_assert_rc(rdl_lock_acquire_as(l, A, 0, 30000), RDL_EREDIRECT);
-    assert_int_equal(stats(c).redirects, RDL__REDIRECT_BUDGET + 1);
+    assert_int_equal(rdlt_stats(c).redirects, RDL__REDIRECT_BUDGET + 1);
     assert_int_equal(rdlt_fake_count(s->a, "EVALSHA") +
                          rdlt_fake_count(s->b, "EVALSHA"),
                      RDL__REDIRECT_BUDGET + 1);
@@ -251,12 +244,12 @@ static void test_redirect_noscript(void **state)
 
     rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 30000));
     assert_log_has(s->a, "EVALSHA EVAL");
-    assert_int_equal(stats(c).script_loads, 1);
+    assert_int_equal(rdlt_stats(c).script_loads, 1);
     /* The release script is new to the backend: a real NOSCRIPT, and the
      * same recovery. */
     rdlt_assert_ok(rdl_lock_release_as(l, A));
     assert_int_equal(rdlt_fake_count(s->a, "EVAL"), 2);
-    assert_int_equal(stats(c).script_loads, 2);
+    assert_int_equal(rdlt_stats(c).script_loads, 2);
     /* Both are cached now: EVALSHA alone from here on. */
     rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 30000));
     rdlt_assert_ok(rdl_lock_release_as(l, A));

@@ -30,22 +30,6 @@ static rdl_lock_t *sem(rdl_client_t *c, const char *name, uint32_t permits)
     return l;
 }
 
-static rdl_client_stats_t stats(rdl_client_t *c)
-{
-    rdl_client_stats_t st;
-    rdlt_assert_ok(rdl_client_stats(c, &st));
-    return st;
-}
-
-static long long publishes(rdlt_server *s)
-{
-    redisReply *r = rdlt_cmd(s, "INFO commandstats");
-    const char *p = strstr(r->str, "cmdstat_publish:calls=");
-    long long n = p != NULL ? strtoll(p + 22, NULL, 10) : 0;
-    freeReplyObject(r);
-    return n;
-}
-
 /* Bad input is refused before anything is written. */
 static void test_semaphore_bad_input(void **state)
 {
@@ -308,21 +292,21 @@ static void test_semaphore_one_wakeup_per_permit(void **state)
         rdlt_assert_rc(rdl_lock_acquire_as(w[i].l, B, 100, 30000),
                        RDL_ETIMEDOUT);
         if (i == 0)
-            tries0 = stats(w[0].c).attempts;
+            tries0 = rdlt_stats(w[0].c).attempts;
         t[i] = rdlt_thread_start(wait_thread, &w[i]);
         wait_waiters(hl, (uint32_t)i + 1);
     }
-    pub = publishes(s);
+    pub = rdlt_cmd_calls(s, "publish");
     rdlt_assert_ok(rdl_lock_release_as(hl, 100));
     if (!rdlt_wait_flag(&w[0].done, 5000))
         fail_msg("the first waiter was not woken");
     rdlt_thread_join(t[0]);
     rdlt_assert_ok(w[0].rc);
-    assert_int_equal(stats(w[0].c).wakeups, 1);
+    assert_int_equal(rdlt_stats(w[0].c).wakeups, 1);
     /* No polling: the wait's first try (it registers) and the one after
      * the wake-up; a subscription confirmation may add one. */
-    assert_true(stats(w[0].c).attempts - tries0 <= 3);
-    assert_int_equal(publishes(s) - pub, 1);
+    assert_true(rdlt_stats(w[0].c).attempts - tries0 <= 3);
+    assert_int_equal(rdlt_cmd_calls(s, "publish") - pub, 1);
     rdlt_sleep_ms(200);
     assert_int_equal(count_done(w, 4), 1);
 
@@ -331,11 +315,11 @@ static void test_semaphore_one_wakeup_per_permit(void **state)
         fail_msg("raising the total did not wake two waiters");
     rdlt_thread_join(t[1]);
     rdlt_thread_join(t[2]);
-    assert_int_equal(publishes(s) - pub, 3);
+    assert_int_equal(rdlt_cmd_calls(s, "publish") - pub, 3);
     rdlt_assert_ok(w[1].rc);
     rdlt_assert_ok(w[2].rc);
-    assert_int_equal(stats(w[1].c).wakeups, 1);
-    assert_int_equal(stats(w[2].c).wakeups, 1);
+    assert_int_equal(rdlt_stats(w[1].c).wakeups, 1);
+    assert_int_equal(rdlt_stats(w[2].c).wakeups, 1);
     rdlt_sleep_ms(200);
     assert_int_equal(count_done(w, 4), 3);
 
@@ -344,7 +328,7 @@ static void test_semaphore_one_wakeup_per_permit(void **state)
         fail_msg("the last waiter was not woken");
     rdlt_thread_join(t[3]);
     rdlt_assert_ok(w[3].rc);
-    assert_int_equal(stats(w[3].c).wakeups, 1);
+    assert_int_equal(rdlt_stats(w[3].c).wakeups, 1);
     for (i = 0; i < 4; i++)
         rdlt_assert_ok(rdl_lock_release_as(w[i].l, A));
 }

@@ -25,13 +25,6 @@ static rdl_client_t *wd_client(rdlt_server *s, int64_t lease_ms,
     return c;
 }
 
-static rdl_client_stats_t stats(rdl_client_t *c)
-{
-    rdl_client_stats_t st;
-    rdlt_assert_ok(rdl_client_stats(c, &st));
-    return st;
-}
-
 static long long pttl(rdlt_server *s, const char *key)
 {
     redisReply *r = rdlt_cmd(s, "PTTL %s", key);
@@ -96,7 +89,7 @@ static void test_watchdog_hold_outlives_ten_leases(void **state)
         rdlt_assert_between(pttl(s, "rdl:lock:{long-job}"), 1, 300);
         assert_true(rdl_lock_valid_ms(l, A) > 0);
     }
-    st = stats(c);
+    st = rdlt_stats(c);
     /* One renewal per period (100 ms) over 3 s, give or take. */
     rdlt_assert_between(st.renewals, 20, 40);
     assert_int_equal(st.holds_lost, 0);
@@ -105,9 +98,9 @@ static void test_watchdog_hold_outlives_ten_leases(void **state)
     rdlt_assert_ok(rdl_lock_release_as(l, A));
     assert_int_equal(rdlt_count_held(s, "*"), 0);
     assert_int_equal(rdl_lock_valid_ms(l, A), 0);
-    st = stats(c);
+    st = rdlt_stats(c);
     rdlt_sleep_ms(400);
-    assert_int_equal(stats(c).renewal_calls, st.renewal_calls);
+    assert_int_equal(rdlt_stats(c).renewal_calls, st.renewal_calls);
     rdlt_assert_ok(rdl_lock_acquire_as(lo, B, 0, 1000));
 }
 
@@ -126,7 +119,7 @@ static void test_watchdog_fixed_lease_not_renewed(void **state)
     rdlt_sleep_ms(700);
     assert_int_equal(rdlt_count_held(s, "rdl:lock:{fixed}"), 0);
     assert_int_equal(rdl_lock_valid_ms(l, A), 0);
-    assert_int_equal(stats(c).renewal_calls, 0);
+    assert_int_equal(rdlt_stats(c).renewal_calls, 0);
     rdlt_assert_rc(rdl_lock_release_as(l, A), RDL_ELOST);
 }
 
@@ -190,9 +183,9 @@ static void test_watchdog_ten_thousand_holds_batched(void **state)
      * come early, to join a batch; after it, holds renewed together stay
      * together. */
     rdlt_sleep_ms(period);
-    st0 = stats(c);
+    st0 = rdlt_stats(c);
     rdlt_sleep_ms(2 * period);
-    st1 = stats(c);
+    st1 = rdlt_stats(c);
     print_message("2 periods: %llu renewal calls, %llu holds renewed\n",
                   (unsigned long long)(st1.renewal_calls - st0.renewal_calls),
                   (unsigned long long)(st1.renewals - st0.renewals));
@@ -231,7 +224,7 @@ static void test_watchdog_release_during_renewal(void **state)
         alive += rdlt_count_held(s, "rdl:lock:{race}") != 0;
     }
     assert_int_equal(alive, 0);
-    assert_true(stats(c).renewals > 0); /* renewals did overlap the loop */
+    assert_true(rdlt_stats(c).renewals > 0); /* renewals did overlap the loop */
     rdlt_sleep_ms(400);
     assert_int_equal(rdlt_count_held(s, "rdl:lock:{race}"), 0);
 }
@@ -280,7 +273,7 @@ static void test_watchdog_lost_on_force_release(void **state)
     assert_true(log.owner == A);
     assert_int_equal(rdl_lock_valid_ms(l, A), 0);
     assert_int_equal(rdl_lock_fencing_token(l, A), 0);
-    assert_int_equal(stats(c).holds_lost, 1);
+    assert_int_equal(rdlt_stats(c).holds_lost, 1);
     rdlt_assert_rc(rdl_lock_release_as(l, A), RDL_ELOST);
     assert_int_equal(rdlt_info(lo, B).hold_count, 1); /* untouched */
     rdlt_assert_ok(rdl_lock_release_as(lo, B));
@@ -307,7 +300,7 @@ static void test_watchdog_server_stall_shorter_than_lease(void **state)
         rdlt_sleep_ms(800);
     }
     assert_int_equal(log.count, 0);
-    assert_int_equal(stats(c).holds_lost, 0);
+    assert_int_equal(rdlt_stats(c).holds_lost, 0);
     assert_true(rdl_lock_valid_ms(l, A) > 0);
     rdlt_assert_ok(rdl_lock_release_as(l, A));
 }

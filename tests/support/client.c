@@ -62,6 +62,13 @@ void rdlt_client_free(rdl_client_t *c)
         rdl_client_free(c);
 }
 
+rdl_client_stats_t rdlt_stats(rdl_client_t *c)
+{
+    rdl_client_stats_t st;
+    rdlt_assert_ok(rdl_client_stats(c, &st));
+    return st;
+}
+
 rdl_lock_info_t rdlt_info(rdl_lock_t *l, rdl_owner_t owner)
 {
     rdl_lock_info_t info;

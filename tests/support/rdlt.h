@@ -137,6 +137,9 @@ void rdlt_server_restart(rdlt_server *s);
  * returns the reply, to be freed with freeReplyObject(). Fails the test if
  * the server does not answer. */
 redisReply *rdlt_cmd(rdlt_server *s, const char *fmt, ...);
+/* How many times the server ran command `cmd` (lower case, as INFO
+ * commandstats names it), scripts' calls included; 0 if never. */
+long long rdlt_cmd_calls(rdlt_server *s, const char *cmd);
 /* DBSIZE. */
 long long rdlt_dbsize(rdlt_server *s);
 /* Number of keys matching a glob pattern (SCAN MATCH). */
@@ -443,6 +446,8 @@ rdl_lock_t *rdlt_lock(rdl_client_t *c, const char *name);
 /* Frees a lock or client made above before the teardown would. */
 void rdlt_lock_free(rdl_lock_t *l);
 void rdlt_client_free(rdl_client_t *c);
+/* The client's counters; fails the test on error. */
+rdl_client_stats_t rdlt_stats(rdl_client_t *c);
 /* Info for an owner; fails the test on error. */
 rdl_lock_info_t rdlt_info(rdl_lock_t *l, rdl_owner_t owner);
 

@@ -425,6 +425,22 @@ const char *rdlt_server_url(const rdlt_server *s)
     return s->url;
 }
 
+long long rdlt_cmd_calls(rdlt_server *s, const char *cmd)
+{
+    redisReply *r = rdlt_cmd(s, "INFO commandstats");
+    char field[64];
+    const char *at;
+    long long n = 0;
+    if (r->type != REDIS_REPLY_STRING)
+        fail_msg("rdlt: INFO commandstats: not a string");
+    snprintf(field, sizeof(field), "cmdstat_%s:calls=", cmd);
+    at = strstr(r->str, field);
+    if (at != NULL)
+        n = atoll(at + strlen(field));
+    freeReplyObject(r);
+    return n;
+}
+
 const char *rdlt_server_log(const rdlt_server *s)
 {
     return s->log;
