@@ -18,6 +18,7 @@
 -- expired or was set again (see latch_set). The expiry is left as
 -- rdl_latch_set() gave it.
 --@include applied
+--@include latch
 
 -- s - 1 for a decimal string s > 0 without leading zeros.
 local function decrement(s)
@@ -34,12 +35,8 @@ local function decrement(s)
     return r
 end
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local id = ARGV[1]
-local h = redis.call('HMGET', KEYS[1], 'c', 'x', 'dn', 'dp', 'g', 'gs',
-    'd:' .. id)
-local live = h[1] and tonumber(h[2] or '0') > now
+local now, h, live = latch_read(id)
 if applied_is(h[7], id) then
     return {1, live and h[1] or '0'}
 end

@@ -19,13 +19,10 @@
 -- retried set or count down finds its record even after the latch
 -- expired or was set again: nothing is applied twice.
 --@include applied
+--@include latch
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local id = ARGV[3]
-local h = redis.call('HMGET', KEYS[1], 'c', 'x', 'dn', 'dp', 'g', 'gs',
-    'd:' .. id)
-local live = h[1] and tonumber(h[2] or '0') > now
+local now, h, live = latch_read(id)
 if applied_is(h[7], id) then
     return {1, live and h[1] or '0'}
 end
