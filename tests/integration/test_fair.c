@@ -525,37 +525,6 @@ static void test_fair_holder_killed(void **state)
 
 /* ---- giving up --------------------------------------------------------------- */
 
-static void connect_on_loop(void *c)
-{
-    rdlt_assert_ok(rdl_client_connect(c));
-}
-
-static void on_done(rdl_req_t *req, int status)
-{
-    int *out = req->data;
-    __atomic_store_n(out, status == 0 ? 1 : status, __ATOMIC_RELEASE);
-}
-
-typedef struct async_wait {
-    rdl_req_t req;
-    rdl_lock_t *lock;
-    int status;
-} async_wait;
-
-static void start_wait(void *arg)
-{
-    async_wait *a = arg;
-    a->req.data = &a->status;
-    rdlt_assert_ok(
-        rdl_lock_acquire_async(&a->req, a->lock, B, 30000, 5000, on_done));
-}
-
-static void cancel_wait(void *arg)
-{
-    async_wait *a = arg;
-    rdlt_assert_ok(rdl_req_cancel(&a->req));
-}
-
 /* A cancelled waiter and one whose budget ran out leave no queue entry. */
 static void test_fair_giving_up_leaves_no_entry(void **state)
 {
@@ -564,19 +533,22 @@ static void test_fair_giving_up_leaves_no_entry(void **state)
     rdl_client_t *c = rdlt_client_new(rdlt_server_url(s));
     rdl_client_t *holder = rdlt_client(s);
     rdl_lock_t *lh = fair(holder, "give-up"), *l;
-    async_wait a;
+    rdlt_async_acquire a;
     (void)state;
 
     rdlt_assert_ok(rdl_client_set_loop(c, rdlt_loop_uv(lp)));
-    rdlt_loop_call(lp, connect_on_loop, c);
+    rdlt_loop_connect(lp, c);
     l = fair(c, "give-up");
     rdlt_assert_ok(rdl_lock_acquire_as(lh, A, 0, 10000));
 
     memset(&a, 0, sizeof(a));
     a.lock = l;
-    rdlt_loop_call(lp, start_wait, &a);
+    a.owner = B;
+    a.wait_ms = 30000;
+    a.lease_ms = 5000;
+    rdlt_async_acquire_start(lp, &a);
     await_waiters(lh, 1);
-    rdlt_loop_call(lp, cancel_wait, &a);
+    rdlt_async_acquire_cancel(lp, &a);
     if (!rdlt_wait_flag(&a.status, 5000))
         fail_msg("the cancelled wait did not complete");
     rdlt_assert_rc(a.status, RDL_ECANCELED);

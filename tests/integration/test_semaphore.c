@@ -405,37 +405,6 @@ static void test_semaphore_in_multilock(void **state)
 
 /* ---- giving up ----------------------------------------------------------- */
 
-static void connect_on_loop(void *c)
-{
-    rdlt_assert_ok(rdl_client_connect(c));
-}
-
-static void on_done(rdl_req_t *req, int status)
-{
-    int *out = req->data;
-    __atomic_store_n(out, status == 0 ? 1 : status, __ATOMIC_RELEASE);
-}
-
-typedef struct async_wait {
-    rdl_req_t req;
-    rdl_lock_t *lock;
-    int status;
-} async_wait;
-
-static void start_wait(void *arg)
-{
-    async_wait *a = arg;
-    a->req.data = &a->status;
-    rdlt_assert_ok(
-        rdl_lock_acquire_async(&a->req, a->lock, B, 30000, 5000, on_done));
-}
-
-static void cancel_wait(void *arg)
-{
-    async_wait *a = arg;
-    rdlt_assert_ok(rdl_req_cancel(&a->req));
-}
-
 /* Registrations in the hash ("s:<seq>" and "q:<owner>" fields). */
 static long long registrations(rdlt_server *s, const char *key)
 {
@@ -458,19 +427,22 @@ static void test_semaphore_giving_up_leaves_no_trace(void **state)
     rdlt_loop *lp = rdlt_loop_start();
     rdl_client_t *c = rdlt_client_new(rdlt_server_url(s));
     rdl_lock_t *held = sem(rdlt_client(s), "give-up", 1), *l;
-    async_wait a;
+    rdlt_async_acquire a;
     int64_t deadline;
     (void)state;
 
     rdlt_assert_ok(rdl_client_set_loop(c, rdlt_loop_uv(lp)));
-    rdlt_loop_call(lp, connect_on_loop, c);
+    rdlt_loop_connect(lp, c);
     l = sem(c, "give-up", 1);
     rdlt_assert_ok(rdl_lock_acquire_as(held, A, 0, 30000));
     memset(&a, 0, sizeof(a));
     a.lock = l;
-    rdlt_loop_call(lp, start_wait, &a);
+    a.owner = B;
+    a.wait_ms = 30000;
+    a.lease_ms = 5000;
+    rdlt_async_acquire_start(lp, &a);
     wait_waiters(held, 1);
-    rdlt_loop_call(lp, cancel_wait, &a);
+    rdlt_async_acquire_cancel(lp, &a);
     if (!rdlt_wait_flag(&a.status, 5000))
         fail_msg("the cancelled wait did not complete");
     rdlt_assert_rc(a.status, RDL_ECANCELED);

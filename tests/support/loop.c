@@ -160,3 +160,46 @@ int rdlt_loop_stop(rdlt_loop *lp)
         rdlt_release(lp);
     return rc;
 }
+
+/* ---- work of the async API on the loop ------------------------------------ */
+
+static void connect_here(void *c)
+{
+    rdlt_assert_ok(rdl_client_connect(c));
+}
+
+void rdlt_loop_connect(rdlt_loop *lp, rdl_client_t *c)
+{
+    rdlt_loop_call(lp, connect_here, c);
+}
+
+static void acquired(rdl_req_t *req, int status)
+{
+    rdlt_async_acquire *a = req->data;
+    __atomic_store_n(&a->status, status == 0 ? 1 : status, __ATOMIC_RELEASE);
+}
+
+static void start_here(void *arg)
+{
+    rdlt_async_acquire *a = arg;
+    a->req.data = a;
+    rdlt_assert_ok(rdl_lock_acquire_async(&a->req, a->lock, a->owner,
+                                          a->wait_ms, a->lease_ms, acquired));
+}
+
+static void cancel_here(void *arg)
+{
+    rdlt_async_acquire *a = arg;
+    rdlt_assert_ok(rdl_req_cancel(&a->req));
+}
+
+void rdlt_async_acquire_start(rdlt_loop *lp, rdlt_async_acquire *a)
+{
+    a->status = 0;
+    rdlt_loop_call(lp, start_here, a);
+}
+
+void rdlt_async_acquire_cancel(rdlt_loop *lp, rdlt_async_acquire *a)
+{
+    rdlt_loop_call(lp, cancel_here, a);
+}

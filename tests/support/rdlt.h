@@ -477,6 +477,23 @@ int rdlt_loop_on_thread(rdlt_loop *lp);
  * of uv_loop_close() (UV_EBUSY if a handle was left open). Also done by the
  * teardown, which then ignores the result. */
 int rdlt_loop_stop(rdlt_loop *lp);
+/* Connects c (whose loop is lp's: rdl_client_set_loop) on lp's thread;
+ * fails the test on error. */
+void rdlt_loop_connect(rdlt_loop *lp, rdl_client_t *c);
+
+/* An async acquisition made on a loop's thread. */
+typedef struct rdlt_async_acquire {
+    rdl_req_t req;
+    rdl_lock_t *lock;
+    rdl_owner_t owner;
+    int64_t wait_ms, lease_ms;
+    int status; /* atomic: 0 pending, 1 acquired, else its error code */
+} rdlt_async_acquire;
+/* Starts a->lock's acquisition for a->owner on lp's thread (fails the test
+ * if it cannot start); a must live until status is set. */
+void rdlt_async_acquire_start(rdlt_loop *lp, rdlt_async_acquire *a);
+/* rdl_req_cancel() of it on lp's thread; fails the test on error. */
+void rdlt_async_acquire_cancel(rdlt_loop *lp, rdlt_async_acquire *a);
 
 /* ---- misc ------------------------------------------------------------------- */
 
