@@ -364,30 +364,6 @@ static void test_durable_failover_keeps_the_hold(void **state)
     failover_case(1);
 }
 
-/* The config epoch of the deployment as the first running sentinel
- * tells it: it changes only when a failover switched the master. */
-static long long config_epoch(rdlt_sentinel *sn)
-{
-    int i;
-    for (i = 0; i < RDLT_SENTINELS; i++) {
-        rdlt_server *t = rdlt_sentinel_node(sn, i);
-        redisReply *r;
-        long long e = -1;
-        size_t k;
-        if (!rdlt_server_running(t))
-            continue;
-        rdlt_server_reconnect(t);
-        r = rdlt_cmd(t, "SENTINEL MASTER " RDLT_SENTINEL_NAME);
-        for (k = 0; r->type == REDIS_REPLY_ARRAY && k + 1 < r->elements; k += 2)
-            if (strcmp(r->element[k]->str, "config-epoch") == 0)
-                e = atoll(r->element[k + 1]->str);
-        freeReplyObject(r);
-        return e;
-    }
-    fail_msg("rdlt: no sentinel runs");
-    return -1;
-}
-
 /* Frees the lock whoever holds it (a hold a lost release brought back),
  * or finds it free. */
 static void free_anyway(rdl_lock_t *l)
@@ -419,7 +395,7 @@ static void test_durable_failover_loop(void **state)
     rdl_client_t *c2 = durable_client(rdlt_sentinel_url(sn), 0, 1000);
     rdl_lock_t *l1 = rdlt_lock(c1, "loop"), *l2 = rdlt_lock(c2, "loop");
     uint64_t last = 0;
-    long long epoch = config_epoch(sn);
+    long long epoch = rdlt_sentinel_config_epoch(sn);
     int round, clean = 0;
     (void)state;
 
@@ -433,14 +409,14 @@ static void test_durable_failover_loop(void **state)
             fail_msg("only %d of 6 rounds had one master switch", clean);
         rdlt_assert_ok(rdl_lock_acquire_as(l1, A, 0, 60000));
         t = rdl_lock_fencing_token(l1, A);
-        if (config_epoch(sn) != epoch) {
+        if (rdlt_sentinel_config_epoch(sn) != epoch) {
             /* Switched since the last round ended: start again. */
             print_message("round %d: an unplanned master switch\n", round);
             free_anyway(l2);
             rc = rdl_lock_release_as(l1, A); /* freed above */
             if (rc != 0 && rc != RDL_ENOTHELD && rc != RDL_ELOST)
                 fail_msg("release: %s", rdl_err_name(rc));
-            epoch = config_epoch(sn);
+            epoch = rdlt_sentinel_config_epoch(sn);
             continue;
         }
         if (t <= last)
@@ -448,7 +424,7 @@ static void test_durable_failover_loop(void **state)
                      (unsigned long long)t, (unsigned long long)last);
         rdlt_server_signal(m, SIGKILL);
         rdlt_sentinel_wait_switch(sn, m, 30000);
-        epoch = config_epoch(sn);
+        epoch = rdlt_sentinel_config_epoch(sn);
         deadline = rdlt_now_ms() + 2000;
         while (rdlt_now_ms() < deadline && rc == RDL_EBUSY) {
             rc = rdl_lock_acquire_as(l2, B, 0, 10000);
@@ -467,10 +443,10 @@ static void test_durable_failover_loop(void **state)
         rdlt_assert_ok(rdl_lock_release_as(l2, B));
         rdlt_server_restart(m);
         rdlt_sentinel_wait_synced(sn, 30000);
-        if (config_epoch(sn) != epoch) {
+        if (rdlt_sentinel_config_epoch(sn) != epoch) {
             print_message("round %d: an unplanned master switch\n", round);
             free_anyway(l2);
-            epoch = config_epoch(sn);
+            epoch = rdlt_sentinel_config_epoch(sn);
             continue;
         }
         clean++;

@@ -250,6 +250,9 @@ rdlt_server *rdlt_sentinel_data(rdlt_sentinel *sn, int i);
 rdlt_server *rdlt_sentinel_node(rdlt_sentinel *sn, int i);
 /* The data node the (running) sentinels name as the master. */
 rdlt_server *rdlt_sentinel_master(rdlt_sentinel *sn);
+/* The config epoch the first running sentinel reports for the master: it
+ * changes only when a failover switched the master. */
+long long rdlt_sentinel_config_epoch(rdlt_sentinel *sn);
 /* Waits until the running sentinels agree on a master other than old and
  * it says so itself (ROLE); returns it. Fails the test after timeout_ms. */
 rdlt_server *rdlt_sentinel_wait_switch(rdlt_sentinel *sn, rdlt_server *old,

@@ -209,6 +209,27 @@ rdlt_server *rdlt_sentinel_master(rdlt_sentinel *sn)
     return NULL;
 }
 
+long long rdlt_sentinel_config_epoch(rdlt_sentinel *sn)
+{
+    int i;
+    for (i = 0; i < RDLT_SENTINELS; i++) {
+        redisReply *r;
+        long long e = -1;
+        size_t k;
+        if (!rdlt_server_running(sn->sentinel[i]))
+            continue;
+        rdlt_server_reconnect(sn->sentinel[i]);
+        r = rdlt_cmd(sn->sentinel[i], "SENTINEL MASTER " RDLT_SENTINEL_NAME);
+        for (k = 0; r->type == REDIS_REPLY_ARRAY && k + 1 < r->elements; k += 2)
+            if (strcmp(r->element[k]->str, "config-epoch") == 0)
+                e = atoll(r->element[k + 1]->str);
+        freeReplyObject(r);
+        return e;
+    }
+    fail_msg("rdlt: no sentinel runs");
+    return -1;
+}
+
 rdlt_server *rdlt_sentinel_wait_switch(rdlt_sentinel *sn, rdlt_server *old,
                                        int64_t timeout_ms)
 {
