@@ -29,6 +29,7 @@
 -- (docs/design-notes.md "Fencing tokens: the exact guarantee").
 -- Uncontended: 4 commands (HMGET, TIME, HSET, PEXPIRE). A grant while others
 -- wait tells the first of them the new lease (lib/waiters: waiter_recap).
+--@batch
 --@include waiters
 --@include grant
 local me = ARGV[1]

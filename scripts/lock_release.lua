@@ -24,6 +24,7 @@
 -- holds came and went since (docs/design-notes.md "Request ids").
 -- Uncontended: 3 commands (HMGET, HSET, PEXPIRE), and no message when
 -- nobody waits.
+--@batch
 --@include applied
 --@include waiters
 

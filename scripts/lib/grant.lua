@@ -2,10 +2,16 @@
 -- lock_acquire_multi) re-enter and grant a hold, pulled into them when they
 -- are embedded, after lib/waiters. Not a script of its own.
 
--- The server time in microseconds.
+-- The server time in microseconds, read once per script run: the grants
+-- of one run (the parts of lock_acquire_multi, the calls of a batch) share
+-- it, each token still max(last + 1, that time), a time before its grant.
+local clock_read
 local function clock_us()
-    local t = redis.call('TIME')
-    return tonumber(t[1]) * 1000000 + tonumber(t[2])
+    if not clock_read then
+        local t = redis.call('TIME')
+        clock_read = tonumber(t[1]) * 1000000 + tonumber(t[2])
+    end
+    return clock_read
 end
 
 -- One more level of the owner's hold (count n after it), for request id;

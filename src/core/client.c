@@ -9,6 +9,7 @@
 #include <sodium.h>
 
 #include "alloc.h"
+#include "batch.h"
 #include "client.h"
 #include "conn.h"
 #include "errmsg.h"
@@ -418,6 +419,7 @@ static void shutdown_loop(rdl_client_t *c)
     rdl__active *a;
     int stage;
     run_tasks(c, RDL_ECLOSED);
+    rdl__batch_close(c); /* calls not sent yet: they never ran */
     /* Commands and subscriptions fail first; the router stays reachable
      * (c->router) while their callbacks run inside its close. */
     if (c->router != NULL)
@@ -649,6 +651,7 @@ static void destroy(rdl_client_t *c)
     rdl__url_clear(&c->url);
     rdl__tls_ctx_free(c->tls);
     rdl__free(c->prefix);
+    rdl__free(c->batch);
     rdl__free(c);
 }
 

@@ -18,6 +18,7 @@
 #include "rdl.h"
 #include "url.h"
 
+typedef struct rdl__batch rdl__batch;   /* batch.h */
 typedef struct rdl__hub rdl__hub;       /* hub.h */
 typedef struct rdl__router rdl__router; /* router.h */
 
@@ -85,6 +86,7 @@ struct rdl_client_s {
     char connect_msg[256]; /* why the first connect failed */
     rdl__router *router;   /* the deployment: router.h; NULL unless running */
     rdl__hub *hub;
+    rdl__batch *batch;        /* batch.c: calls waiting to go as one */
     struct rdl__watchdog *wd; /* src/watchdog; created by the first hold */
     uint64_t seq;             /* request ids; loop thread only */
     rdl_event_cb event_cb;    /* events.c; loop thread once running */

@@ -98,6 +98,9 @@ struct rdl__conn {
     uv_timer_t timer;     /* connect timeout, then reconnect backoff */
     uv_timer_t cmd_timer; /* deadline of the oldest command */
     uv_prepare_t flusher;
+    void (*pre_flush)(void *data); /* rdl__conn_before_flush() */
+    void *pre_data;
+    int flush_soon; /* rdl__conn_flush_soon() */
     redisReader *reader;
     char *rbuf;
     rdl__queue unsent;
@@ -315,12 +318,39 @@ static int write_cipher(rdl__conn *cn)
     return write_bytes(cn, buf, len, 1) < 0 ? -1 : 0;
 }
 
+/* The work rdl__conn_before_flush() asked for, once. */
+static void run_pre_flush(rdl__conn *cn)
+{
+    void (*fn)(void *) = cn->pre_flush;
+    if (fn == NULL)
+        return;
+    cn->pre_flush = NULL;
+    fn(cn->pre_data);
+}
+
+void rdl__conn_before_flush(rdl__conn *cn, void (*fn)(void *data), void *data)
+{
+    cn->pre_flush = fn;
+    cn->pre_data = data;
+    if (cn->state != CLOSED && !uv_is_active((uv_handle_t *)&cn->flusher))
+        uv_prepare_start(&cn->flusher, on_flush);
+}
+
+void rdl__conn_flush_soon(rdl__conn *cn)
+{
+    if (cn->state != CLOSED && uv_is_active((uv_handle_t *)&cn->flusher))
+        cn->flush_soon = 1;
+}
+
 static void on_flush(uv_prepare_t *p)
 {
     rdl__conn *cn = p->data;
     char why[256];
 
     uv_prepare_stop(p);
+    cn->flush_soon = 0;
+    run_pre_flush(cn);
+    uv_prepare_stop(p); /* what it sent leaves now, below */
     if (cn->wlen == 0 || cn->sk == NULL)
         return;
     if (cn->tls != NULL) {
@@ -535,6 +565,11 @@ static void read_replies(rdl__conn *cn, const sock *sk, const char *buf,
             break;
         dispatch(cn, reply);
         freeReplyObject(reply);
+        /* Between two replies nothing but this loop is on the stack: a
+         * safe place to write (a failed write drops the connection, and
+         * the loop ends). */
+        if (cn->sk == sk && cn->flush_soon)
+            on_flush(&cn->flusher);
     }
 }
 
@@ -956,6 +991,8 @@ void rdl__conn_close(rdl__conn *cn)
 {
     if (cn == NULL || cn->state == CLOSED)
         return;
+    /* Whatever waited for the flush goes now (to fail, or elsewhere). */
+    run_pre_flush(cn);
     close_sock(cn);
     if (cn->res != NULL) {
         cn->res->cn = NULL;

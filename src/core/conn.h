@@ -63,6 +63,15 @@ int rdl__conn_send(rdl__conn *cn, const char *cmd, size_t len, rdl__reply_fn fn,
 /* Formats and queues a command from argv. */
 int rdl__conn_sendv(rdl__conn *cn, int argc, const char **argv,
                     const size_t *argvlen, rdl__reply_fn fn, void *data);
+/* Runs fn(data) once, just before the connection's next flush of its
+ * writes (the end of this loop iteration), or when it closes; what fn
+ * sends then leaves in that same write. One at a time: a second call
+ * replaces the first (its user, batch.c, always asks the same). */
+void rdl__conn_before_flush(rdl__conn *cn, void (*fn)(void *data), void *data);
+/* Writes what waits for the flush as soon as the reply this connection is
+ * handling now is done with (between two replies of one read), instead of
+ * at the end of the loop iteration; no-op when nothing waits. */
+void rdl__conn_flush_soon(rdl__conn *cn);
 /* Confirmation that the client's durability setting is met: that many
  * replicas (RDL_REPLICAS_ALL: every replica the server has lately had,
  * see rdl__conn_note_replicas) received every write sent on cn before

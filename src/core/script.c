@@ -10,13 +10,17 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "batch.h"
 #include "client.h"
 #include "conn.h"
 #include "errmsg.h"
 #include "reply.h"
+#include "router.h"
 #include "script.h"
 
-#define MAX_ARGS 512 /* the watchdog renews up to 200 holds per call */
+/* The watchdog renews up to 200 holds per call; a batch (batch.c) sends
+ * up to 1000 words. */
+#define MAX_ARGS 1024
 
 typedef struct call {
     rdl_client_t *c;
@@ -97,6 +101,24 @@ int rdl__script_run_line(rdl_client_t *c, int line, int id, int nkeys,
                          const char **keys, int nargs, const char **args,
                          rdl__reply_fn fn, void *data)
 {
+    int rc;
+    if (nkeys < 1 || nkeys + nargs > MAX_ARGS)
+        return RDL_EINVAL;
+    if (line == RDL__LINE_MAIN && rdl__scripts[id].batch >= 0) {
+        rc = rdl__batch_add(c, id, nkeys, keys, nargs, args, fn, data);
+    } else {
+        rdl__batch_flush(c); /* the calls before this one go first */
+        rc = rdl__script_send(c, line, id, nkeys, keys, nargs, args, fn, data);
+    }
+    if (rc == 0)
+        RDL__STAT_INC(c, scripts);
+    return rc;
+}
+
+int rdl__script_send(rdl_client_t *c, int line, int id, int nkeys,
+                     const char **keys, int nargs, const char **args,
+                     rdl__reply_fn fn, void *data)
+{
     const char *argv[3 + MAX_ARGS];
     char nk[12];
     char *buf = NULL;
@@ -138,10 +160,7 @@ int rdl__script_run_line(rdl_client_t *c, int line, int id, int nkeys,
     memcpy(k->key, keys[0], keylen + 1);
     redisFreeCommand(buf);
     rc = rdl__client_send_line(c, k->key, line, k->cmd, k->len, on_reply, k);
-    if (rc != 0) {
+    if (rc != 0)
         rdl__free(k);
-        return rc;
-    }
-    RDL__STAT_INC(c, scripts);
-    return 0;
+    return rc;
 }

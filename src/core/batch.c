@@ -1,0 +1,270 @@
+/* Batched script calls: see batch.h. */
+#include <stdio.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "batch.h"
+#include "client.h"
+#include "errmsg.h"
+#include "queue.h"
+#include "reply.h"
+#include "router.h"
+#include "script.h"
+
+/* A batch's bounds: its keys and arguments (with three numbers per call)
+ * stay within what script.c sends in one command. 16 calls: with 50
+ * acquisitions in flight on one connection, batches of 10 to 25 that
+ * leave as soon as they are full gave 53-55k cycles/s where batches of 64
+ * sent at the end of the loop iteration gave 42-43k (docs/benchmarks.md). */
+#define MAX_CALLS 16
+#define MAX_WORDS 1000
+
+typedef struct item {
+    rdl__queue node;
+    int id;
+    int nkeys, nargs;
+    rdl__reply_fn fn;
+    void *data;
+    char *words[]; /* nkeys keys, then nargs args, copied after the array */
+} item;
+
+struct rdl__batch {
+    rdl__queue items;
+    unsigned n;     /* calls waiting */
+    unsigned words; /* keys and args they would send in one batch */
+    unsigned slot;  /* theirs */
+    int closed;
+};
+
+/* Calls sent as one command, until its reply. */
+typedef struct group {
+    rdl_client_t *c;
+    unsigned n;
+    item *calls[];
+} group;
+
+static void item_free(item *it)
+{
+    rdl__free(it);
+}
+
+static item *item_new(int id, int nkeys, const char **keys, int nargs,
+                      const char **args, rdl__reply_fn fn, void *data)
+{
+    size_t bytes = 0, len;
+    int i, n = nkeys + nargs;
+    item *it;
+    char *p;
+
+    for (i = 0; i < n; i++)
+        bytes += strlen(i < nkeys ? keys[i] : args[i - nkeys]) + 1;
+    it = rdl__malloc(sizeof(*it) + (size_t)n * sizeof(char *) + bytes);
+    if (it == NULL)
+        return NULL;
+    rdl__queue_init(&it->node);
+    it->id = id;
+    it->nkeys = nkeys;
+    it->nargs = nargs;
+    it->fn = fn;
+    it->data = data;
+    p = (char *)&it->words[n];
+    for (i = 0; i < n; i++) {
+        const char *w = i < nkeys ? keys[i] : args[i - nkeys];
+        len = strlen(w) + 1;
+        memcpy(p, w, len);
+        it->words[i] = p;
+        p += len;
+    }
+    return it;
+}
+
+/* Hands one call its reply: the element of the batch's reply, or the
+ * whole command's failure. */
+static void answer(rdl_client_t *c, item *it, int status, const redisReply *r)
+{
+    if (status == 0 && r != NULL && r->type == REDIS_REPLY_ERROR) {
+        status = rdl__reply_code(r);
+        if (status == 0)
+            status = RDL_ESERVER;
+        rdl__errmsg_set(c, "%s: %.200s", rdl__scripts[it->id].name, r->str);
+    }
+    it->fn(it->data, status, r);
+}
+
+static void on_group_reply(void *data, int status, const redisReply *r)
+{
+    group *g = data;
+    unsigned i;
+    int whole = status != 0 || r == NULL || r->type != REDIS_REPLY_ARRAY ||
+                r->elements != g->n;
+    if (status == 0 && whole) {
+        rdl__errmsg_set(g->c, "batch: unexpected reply");
+        status = RDL_EPROTO;
+    }
+    for (i = 0; i < g->n; i++) {
+        answer(g->c, g->calls[i], status, whole ? r : r->element[i]);
+        item_free(g->calls[i]);
+    }
+    rdl__free(g);
+}
+
+/* One call alone: its own script, as if it had never waited. */
+static int send_one(rdl_client_t *c, item *it)
+{
+    return rdl__script_send(
+        c, RDL__LINE_MAIN, it->id, it->nkeys, (const char **)it->words,
+        it->nargs, (const char **)it->words + it->nkeys, it->fn, it->data);
+}
+
+/* The waiting calls as one call of the script "batch" (its arguments:
+ * cmake/EmbedScripts.cmake). 0, or the failure (nothing sent, the calls
+ * still wait). */
+static int send_group(rdl_client_t *c, rdl__batch *b)
+{
+    const char *keys[MAX_WORDS], *args[MAX_WORDS + 1 + 3 * MAX_CALLS];
+    char nums[1 + 3 * MAX_CALLS][12];
+    int nk = 0, na = 0, nn = 0, i, rc;
+    group *g = rdl__malloc(sizeof(*g) + b->n * sizeof(item *));
+    rdl__queue *q;
+
+    if (g == NULL)
+        return RDL_ENOMEM;
+    g->c = c;
+    g->n = 0;
+    snprintf(nums[nn], sizeof(nums[nn]), "%u", b->n);
+    args[na++] = nums[nn++];
+    for (q = b->items.next; q != &b->items; q = q->next) {
+        item *it = RDL_CONTAINER_OF(q, item, node);
+        snprintf(nums[nn], sizeof(nums[nn]), "%d", rdl__scripts[it->id].batch);
+        args[na++] = nums[nn++];
+        snprintf(nums[nn], sizeof(nums[nn]), "%d", it->nkeys);
+        args[na++] = nums[nn++];
+        snprintf(nums[nn], sizeof(nums[nn]), "%d", it->nargs);
+        args[na++] = nums[nn++];
+        for (i = 0; i < it->nkeys; i++)
+            keys[nk++] = it->words[i];
+        for (i = 0; i < it->nargs; i++)
+            args[na++] = it->words[it->nkeys + i];
+        g->calls[g->n++] = it;
+    }
+    rc = rdl__script_send(c, RDL__LINE_MAIN, RDL__SCRIPT_BATCH, nk, keys, na,
+                          args, on_group_reply, g);
+    if (rc != 0) {
+        rdl__free(g);
+        return rc;
+    }
+    rdl__queue_init(&b->items);
+    b->n = 0;
+    b->words = 0;
+    return 0;
+}
+
+static item *pop(rdl__batch *b)
+{
+    item *it = RDL_CONTAINER_OF(rdl__queue_head(&b->items), item, node);
+    rdl__queue_remove(&it->node);
+    b->n--;
+    b->words -= (unsigned)(it->nkeys + it->nargs + 3);
+    return it;
+}
+
+/* Sends the waiting calls. `safe`: called where their callbacks may run
+ * (the connection's flush or close: nobody's call is on the stack), so a
+ * call that cannot be sent is told so. Otherwise (inside somebody's call)
+ * a failure leaves them waiting for that flush, and is returned. */
+static int send_waiting(rdl_client_t *c, int safe)
+{
+    rdl__batch *b = c->batch;
+    int rc;
+    if (b == NULL || b->n == 0)
+        return 0;
+    if (b->n > 1) {
+        rc = send_group(c, b);
+        if (rc == 0 || !safe)
+            return rc;
+    }
+    /* One call; or, at the flush, no memory for the batch: each alone. */
+    while (b->n > 0) {
+        item *it = RDL_CONTAINER_OF(rdl__queue_head(&b->items), item, node);
+        rc = send_one(c, it);
+        if (rc != 0 && !safe)
+            return rc;
+        pop(b);
+        if (rc != 0)
+            it->fn(it->data, rc, NULL);
+        item_free(it);
+    }
+    return 0;
+}
+
+void rdl__batch_flush(rdl_client_t *c)
+{
+    /* Out of memory, they wait for the flush: the order of calls is then
+     * kept only as far as memory allows. */
+    (void)send_waiting(c, 0);
+}
+
+static void on_conn_flush(void *data)
+{
+    (void)send_waiting(data, 1);
+}
+
+int rdl__batch_add(rdl_client_t *c, int id, int nkeys, const char **keys,
+                   int nargs, const char **args, rdl__reply_fn fn, void *data)
+{
+    rdl__batch *b = c->batch;
+    unsigned slot, words = (unsigned)(nkeys + nargs + 3);
+    rdl__conn *cn;
+    item *it;
+    int rc;
+
+    if (b == NULL) {
+        b = c->batch = rdl__calloc(1, sizeof(*b));
+        if (b == NULL)
+            return RDL_ENOMEM;
+        rdl__queue_init(&b->items);
+    }
+    if (b->closed)
+        return RDL_ECLOSED;
+    if (words > MAX_WORDS - 1)
+        return RDL_EINVAL;
+    slot = rdl__client_slot(c, keys[0]);
+    if (b->n > 0 &&
+        (slot != b->slot || b->n >= MAX_CALLS ||
+         b->words + words > MAX_WORDS - 1) &&
+        (rc = send_waiting(c, 0)) != 0)
+        return rc; /* the waiting calls go at the flush; this one not */
+    it = item_new(id, nkeys, keys, nargs, args, fn, data);
+    if (it == NULL)
+        return RDL_ENOMEM;
+    cn = rdl__client_route_line(c, keys[0], RDL__LINE_MAIN);
+    if (cn == NULL) {
+        item_free(it);
+        return RDL_ECLOSED;
+    }
+    rdl__queue_insert_tail(&b->items, &it->node);
+    b->slot = slot;
+    b->n++;
+    b->words += words;
+    rdl__conn_before_flush(cn, on_conn_flush, c);
+    /* A full batch leaves as soon as the reply being handled is done with:
+     * the server starts on it while this loop makes the next. */
+    if (b->n == MAX_CALLS && send_waiting(c, 0) == 0)
+        rdl__conn_flush_soon(cn);
+    return 0;
+}
+
+void rdl__batch_close(rdl_client_t *c)
+{
+    rdl__batch *b = c->batch;
+    if (b == NULL)
+        return;
+    b->closed = 1;
+    while (b->n > 0) {
+        item *it = pop(b);
+        it->fn(it->data, RDL_ECLOSED, NULL);
+        item_free(it);
+    }
+    /* Kept (closed) until the client is freed: a callback run above or
+     * later may still ask to add. */
+}

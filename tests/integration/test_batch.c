@@ -1,0 +1,336 @@
+/* Batched script calls (src/core/batch.c): acquisitions and releases made
+ * in one loop iteration leave in few commands, and each call still gets
+ * exactly the outcome it would have had alone - a held name, a name whose
+ * key is not a lock, a lost reply, a flushed script cache, a replica, a
+ * client closed before the batch left. The calls are made on a loop of
+ * the test's (tests/support/loop.c) through the fault proxy, which counts
+ * the commands on the wire. */
+#include <stdio.h>
+#include <string.h>
+
+#include "rdlt.h"
+
+#define N 40
+#define OWNER ((rdl_owner_t)1)
+
+typedef struct bctx {
+    rdlt_loop *lp;
+    rdl_client_t *c;
+    rdl_lock_t *l[N];
+    rdl_req_t req[N];
+    int release;     /* the calls release instead of acquiring */
+    int close_after; /* rdl_client_close() right after starting them */
+    int close_rc;
+    int status[N]; /* 0 pending, 1 done, else its error code */
+    int done;      /* callbacks so far (loop thread) */
+    int all;       /* atomic: every call has its outcome */
+} bctx;
+
+static void on_done(rdl_req_t *req, int status)
+{
+    bctx *b = req->data;
+    int i = (int)(req - b->req);
+    b->status[i] = status == 0 ? 1 : status;
+    if (++b->done == N)
+        __atomic_store_n(&b->all, 1, __ATOMIC_RELEASE);
+}
+
+/* Starts every call in one go on the loop thread: one loop iteration. */
+static void start_all(void *arg)
+{
+    bctx *b = arg;
+    int i, rc;
+    b->done = 0;
+    __atomic_store_n(&b->all, 0, __ATOMIC_RELEASE);
+    for (i = 0; i < N; i++) {
+        memset(&b->req[i], 0, sizeof(b->req[i]));
+        b->req[i].data = b;
+        b->status[i] = 0;
+        rc = b->release
+                 ? rdl_lock_release_async(&b->req[i], b->l[i], OWNER, on_done)
+                 : rdl_lock_acquire_async(&b->req[i], b->l[i], OWNER, 0, 10000,
+                                          on_done);
+        if (rc != 0)
+            on_done(&b->req[i], rc);
+    }
+    if (b->close_after)
+        b->close_rc = rdl_client_close(b->c);
+}
+
+static void do_connect(void *arg)
+{
+    bctx *b = arg;
+    b->close_rc = rdl_client_connect(b->c);
+}
+
+/* A client on a loop thread of its own, for url, with locks <tag>:0..N-1. */
+static void setup(bctx *b, const char *url, const char *tag)
+{
+    char name[64];
+    int i;
+    memset(b, 0, sizeof(*b));
+    b->lp = rdlt_loop_start();
+    b->c = rdlt_client_new(url);
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(b->c, 2000, 1000));
+    rdlt_assert_ok(rdl_client_set_loop(b->c, rdlt_loop_uv(b->lp)));
+    rdlt_loop_call(b->lp, do_connect, b);
+    rdlt_assert_ok(b->close_rc);
+    for (i = 0; i < N; i++) {
+        snprintf(name, sizeof(name), "%s:%d", tag, i);
+        b->l[i] = rdlt_lock(b->c, name);
+    }
+}
+
+static void run_all(bctx *b, int release)
+{
+    b->release = release;
+    rdlt_loop_call(b->lp, start_all, b);
+    if (!rdlt_wait_flag(&b->all, 20000))
+        fail_msg("after 20 s only %d of %d calls had an outcome", b->done, N);
+}
+
+static void finish(bctx *b)
+{
+    int i;
+    for (i = 0; i < N; i++)
+        rdlt_lock_free(b->l[i]);
+    rdlt_client_free(b->c);
+    assert_int_equal(rdlt_loop_stop(b->lp), 0);
+}
+
+static void assert_all(const bctx *b, int want)
+{
+    int i;
+    for (i = 0; i < N; i++)
+        if (b->status[i] != want)
+            fail_msg("call %d: %s, expected %s", i,
+                     b->status[i] == 1 ? "done" : rdl_err_name(b->status[i]),
+                     want == 1 ? "done" : rdl_err_name(want));
+}
+
+/* Every name held once by the owner (a count of 1: nothing applied twice),
+ * or every name free. */
+static void assert_held(bctx *b, int held)
+{
+    int i;
+    for (i = 0; i < N; i++) {
+        rdl_lock_info_t in = rdlt_info(b->l[i], OWNER);
+        if (in.held_by_owner != held || in.hold_count != (uint32_t)held)
+            fail_msg("lock %d: held %d count %u, expected %d", i,
+                     in.held_by_owner, in.hold_count, held);
+    }
+}
+
+/* 40 acquisitions made at once leave in a few commands (not 40), each
+ * gets its own token, and 40 releases made at once free them all. */
+static void test_batch_calls_share_commands(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdlt_proxy *p = rdlt_proxy_start(s);
+    rdl_client_stats_t st0, st1;
+    unsigned before;
+    uint64_t tok[N];
+    bctx b;
+    int i;
+    (void)state;
+
+    setup(&b, rdlt_proxy_url(p), "many");
+    before = rdlt_proxy_count(p, "EVALSHA");
+    st0 = rdlt_stats(b.c);
+    run_all(&b, 0);
+    assert_all(&b, 1);
+    st1 = rdlt_stats(b.c);
+    if (rdlt_proxy_count(p, "EVALSHA") - before > N / 8)
+        fail_msg("%u commands for %d acquisitions",
+                 rdlt_proxy_count(p, "EVALSHA") - before, N);
+    /* Every call still counts as a script call of its own. */
+    assert_true(st1.scripts - st0.scripts >= N);
+    for (i = 0; i < N; i++) {
+        tok[i] = rdl_lock_fencing_token(b.l[i], OWNER);
+        assert_true(tok[i] > 0);
+    }
+    assert_held(&b, 1);
+    before = rdlt_proxy_count(p, "EVALSHA");
+    run_all(&b, 1);
+    assert_all(&b, 1);
+    if (rdlt_proxy_count(p, "EVALSHA") - before > N / 8)
+        fail_msg("%u commands for %d releases",
+                 rdlt_proxy_count(p, "EVALSHA") - before, N);
+    assert_held(&b, 0);
+    assert_int_equal(rdlt_count_held(s, "*"), 0);
+    /* A name's next grant, in the next batch, has a larger token. */
+    run_all(&b, 0);
+    assert_all(&b, 1);
+    for (i = 0; i < N; i++)
+        if (rdl_lock_fencing_token(b.l[i], OWNER) <= tok[i])
+            fail_msg("lock %d: token %llu after %llu", i,
+                     (unsigned long long)rdl_lock_fencing_token(b.l[i], OWNER),
+                     (unsigned long long)tok[i]);
+    run_all(&b, 1);
+    assert_all(&b, 1);
+    finish(&b);
+}
+
+/* In one batch, the names another client holds are busy and the others
+ * are taken: outcomes do not leak from one call to the next. */
+static void test_batch_outcomes_are_per_call(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *other = rdlt_client(s);
+    rdl_lock_t *o3 = rdlt_lock(other, "mixed:3");
+    rdl_lock_t *o7 = rdlt_lock(other, "mixed:7");
+    bctx b;
+    int i;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire(o3, 0, 10000));
+    rdlt_assert_ok(rdl_lock_acquire(o7, 0, 10000));
+    setup(&b, rdlt_server_url(s), "mixed");
+    run_all(&b, 0);
+    for (i = 0; i < N; i++)
+        assert_int_equal(b.status[i], i == 3 || i == 7 ? RDL_EBUSY : 1);
+    assert_true(rdlt_info(o3, 0).locked);
+    assert_true(rdlt_info(o7, 0).locked);
+    /* Releasing all: the two it never held say so, the rest are freed. */
+    run_all(&b, 1);
+    for (i = 0; i < N; i++)
+        assert_int_equal(b.status[i], i == 3 || i == 7 ? RDL_ENOTHELD : 1);
+    assert_true(rdlt_info(o3, 0).locked);
+    finish(&b);
+}
+
+/* A call that fails on the server (its key is not a lock) fails alone:
+ * the calls before and after it in the same command are applied. */
+static void test_batch_error_stays_with_its_call(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    redisReply *r = rdlt_cmd(s, "SET rdl:lock:{bad:5} not-a-hash");
+    bctx b;
+    int i;
+    (void)state;
+
+    freeReplyObject(r);
+    setup(&b, rdlt_server_url(s), "bad");
+    run_all(&b, 0);
+    for (i = 0; i < N; i++)
+        if (i == 5 ? b.status[i] > 0 : b.status[i] != 1)
+            fail_msg("acquire %d: %s", i,
+                     b.status[i] == 1 ? "done" : rdl_err_name(b.status[i]));
+    r = rdlt_cmd(s, "GET rdl:lock:{bad:5}");
+    assert_string_equal(r->str, "not-a-hash");
+    freeReplyObject(r);
+    run_all(&b, 1);
+    for (i = 0; i < N; i++)
+        if (i != 5 && b.status[i] != 1)
+            fail_msg("release %d: %s", i, rdl_err_name(b.status[i]));
+    for (i = 0; i < N; i++)
+        if (i != 5)
+            assert_false(rdlt_info(b.l[i], OWNER).locked);
+    finish(&b);
+}
+
+/* The reply of a batch is lost after the server applied it: every call in
+ * it is retried with its own request id, and none is applied twice (each
+ * hold has a count of 1, and one release frees it). */
+static void test_batch_lost_reply_counts_once(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdlt_proxy *p = rdlt_proxy_start(s);
+    uint64_t connects;
+    bctx b;
+    (void)state;
+
+    setup(&b, rdlt_proxy_url(p), "lost");
+    connects = rdlt_stats(b.c).connects;
+    /* The command that carries lock 7's key: a batch of several. */
+    rdlt_proxy_drop_reply(p, "EVALSHA", "lost:7}", 1);
+    run_all(&b, 0);
+    assert_all(&b, 1);
+    assert_held(&b, 1);
+    assert_true(rdlt_stats(b.c).connects > connects); /* the drop happened */
+    connects = rdlt_stats(b.c).connects;
+    rdlt_proxy_drop_reply(p, "EVALSHA", "lost:7}", 1);
+    run_all(&b, 1);
+    assert_all(&b, 1);
+    assert_held(&b, 0);
+    assert_true(rdlt_stats(b.c).connects > connects);
+    assert_int_equal(rdlt_count_held(s, "*"), 0);
+    finish(&b);
+}
+
+/* The server lost its script cache (SCRIPT FLUSH, as after a restart): the
+ * batch is sent again with its body, and every call is applied once. */
+static void test_batch_after_script_flush(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_stats_t st0;
+    redisReply *r;
+    bctx b;
+    (void)state;
+
+    setup(&b, rdlt_server_url(s), "flush");
+    run_all(&b, 0);
+    assert_all(&b, 1);
+    r = rdlt_cmd(s, "SCRIPT FLUSH");
+    freeReplyObject(r);
+    st0 = rdlt_stats(b.c);
+    run_all(&b, 1);
+    assert_all(&b, 1);
+    assert_true(rdlt_stats(b.c).script_loads > st0.script_loads);
+    assert_held(&b, 0);
+    finish(&b);
+}
+
+/* Against a replica every call fails with RDL_EREADONLY, as it would
+ * alone, and nothing is written. */
+static void test_batch_on_replica_fails_each_call(void **state)
+{
+    rdlt_server *m = rdlt_server_start();
+    char port[16];
+    const char *args[] = {"--replicaof", "127.0.0.1", port, NULL};
+    rdlt_server *rep;
+    bctx b;
+    (void)state;
+
+    snprintf(port, sizeof(port), "%d", rdlt_server_port(m));
+    rep = rdlt_server_start_args(args);
+    setup(&b, rdlt_server_url(rep), "replica");
+    run_all(&b, 0);
+    assert_all(&b, RDL_EREADONLY);
+    assert_int_equal(rdlt_dbsize(m), 0);
+    finish(&b);
+}
+
+/* The client closes in the same loop iteration as the calls are made,
+ * before the batch leaves: each call fails with RDL_ECLOSED, and nothing
+ * is held on the server. */
+static void test_batch_close_before_it_leaves(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdlt_proxy *p = rdlt_proxy_start(s);
+    unsigned before;
+    bctx b;
+    (void)state;
+
+    setup(&b, rdlt_proxy_url(p), "closing");
+    before = rdlt_proxy_count(p, "EVALSHA");
+    b.close_after = 1;
+    run_all(&b, 0);
+    rdlt_assert_ok(b.close_rc);
+    assert_all(&b, RDL_ECLOSED);
+    assert_int_equal(rdlt_proxy_count(p, "EVALSHA"), before);
+    assert_int_equal(rdlt_count_held(s, "*"), 0);
+    finish(&b);
+}
+
+static const struct CMUnitTest tests[] = {
+    RDLT_TEST(test_batch_calls_share_commands),
+    RDLT_TEST(test_batch_outcomes_are_per_call),
+    RDLT_TEST(test_batch_error_stays_with_its_call),
+    RDLT_TEST(test_batch_lost_reply_counts_once),
+    RDLT_TEST(test_batch_after_script_flush),
+    RDLT_TEST(test_batch_on_replica_fails_each_call),
+    RDLT_TEST(test_batch_close_before_it_leaves),
+};
+
+RDLT_MAIN(tests)
