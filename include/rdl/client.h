@@ -285,6 +285,82 @@ typedef struct rdl_client_stats_s {
  */
 RDL_API int rdl_client_stats(const rdl_client_t *c, rdl_client_stats_t *out);
 
+/** One lock found by rdl_client_list_locks(). */
+typedef struct rdl_lock_entry_s {
+    const char *name;  /**< the name to open it with (rdl_lock_new() and the
+                            constructor of its kind); valid during the
+                            callback only */
+    const char *kind;  /**< "lock" (rdl_lock_new), "fair" (rdl_fairlock_new),
+                            "rw" (rdl_rwlock_new: either view) or
+                            "semaphore" (rdl_semaphore_new); static storage */
+    int64_t server_us; /**< the clock (TIME, microseconds since the epoch)
+                            of the server the lock was found on, read just
+                            after that server's scan; -1 if not known */
+} rdl_lock_entry_t;
+
+/** Called once per lock found: 0 to go on, nonzero to stop the listing
+ *  (rdl_client_list_locks() then returns 0). */
+typedef int (*rdl_lock_list_cb)(const rdl_lock_entry_t *e, void *data);
+
+/**
+ * Lists the locks under the client's prefix: every plain, fair and
+ * read-write lock and semaphore that Redis still has keys of, whether held
+ * or not. A free lock is listed while its keys last: a plain or
+ * read-write lock for a day after its last use, a fair lock for at least
+ * 12 hours, a semaphore for one to two days. Latches are not locks and
+ * are not listed, nor are keys of other prefixes or that no lock of the
+ * library makes. Names come back as the constructors take them (a name
+ * with a hash tag of its own keeps it; "x" and "{x}" are one lock and are
+ * listed as "x"), so opening the listed name and kind reaches the lock
+ * (rdl_lock_info() then reads its state).
+ *
+ * How: a SCAN of every master (one server, the master a sentinel names,
+ * or each master of a cluster's slot table) for the prefix's keys, then
+ * TIME on that master; then, on the calling thread, cb once per lock,
+ * sorted by name (bytes, as strcmp) then kind, each lock once. It costs
+ * one round trip per 1000 keys under the prefix per master (auxiliary
+ * keys included), and memory for every key found until cb has run. The
+ * list is a snapshot taken server by server, not an atomic view: a lock
+ * made or removed meanwhile may be missing or listed, and a resharding or
+ * failover during the scan may miss locks, or return some keys twice
+ * (SCAN's guarantee holds only on a server that keeps its keys), which
+ * are then listed once.
+ *
+ * @param pattern  fnmatch(3) glob (flags 0) on the name; NULL: "*".
+ * @param cb       called on the calling thread, after every server was
+ *                 scanned and before this call returns; it may call rdl
+ *                 (blocking calls included) on this client.
+ * @param data     passed to cb.
+ * @return 0 (also when cb stopped the listing); RDL_EINVAL for NULL c or
+ *         cb; RDL_EDEADLK on the client's loop thread (it blocks);
+ *         RDL_ECLOSED if the client is not connected or was closed;
+ *         RDL_ECLUSTERDOWN when a cluster slot has no master known (its
+ *         locks would be missed); RDL_ECONNREFUSED, RDL_ECONNLOST,
+ *         RDL_ECMDTIMEOUT when a master cannot be reached or answered
+ *         late (after the usual retries); RDL_EAUTH, RDL_ESERVER (e.g.
+ *         SCAN refused by an ACL), RDL_EPROTO for an unexpected reply;
+ *         RDL_ENOMEM. On failure cb was not called, and
+ *         rdl_client_errmsg() says what failed.
+ * Thread safety: any thread but the client's loop thread; concurrent
+ * listings and other calls on the client are fine.
+ */
+RDL_API int rdl_client_list_locks(rdl_client_t *c, const char *pattern,
+                                  rdl_lock_list_cb cb, void *data);
+
+/**
+ * The number of master servers that rdl_client_list_locks() would scan
+ * now: 1 for one server or a sentinel URL, the masters of a cluster's slot
+ * table. No round trip.
+ *
+ * @param out  receives the count; 0 on failure.
+ * @return 0; RDL_EINVAL for NULL c or out; RDL_EDEADLK on the client's
+ *         loop thread; RDL_ECLOSED if the client is not connected or was
+ *         closed; RDL_ECLUSTERDOWN when a cluster slot has no master known;
+ *         RDL_ECONNREFUSED when no sentinel has named the master yet.
+ * Thread safety: as rdl_client_list_locks().
+ */
+RDL_API int rdl_client_master_count(rdl_client_t *c, size_t *out);
+
 #ifdef __cplusplus
 }
 #endif

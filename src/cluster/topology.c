@@ -171,6 +171,38 @@ static void cl_refresh(rdl__router *r)
     rdl__cluster_refresh((rdl__cluster *)r);
 }
 
+/* One slot per distinct master of the table, in slot order. A slot with
+ * no master (no table yet, or a range the last CLUSTER SLOTS left out: a
+ * failover under way) fails the whole answer, since a listing that used
+ * the others would miss that slot's keys without a word. */
+static int cl_masters(rdl__router *r, unsigned *slots, size_t cap, size_t *n)
+{
+    rdl__cluster *cl = (rdl__cluster *)r;
+    rdl__queue *q;
+    unsigned i;
+    for (q = cl->nodes.next; q != &cl->nodes; q = q->next)
+        RDL_CONTAINER_OF(q, rdl__node, qnode)->listed = 0;
+    for (i = 0; i < RDL__SLOTS; i++) {
+        rdl__node *m = cl->slots[i];
+        if (m == NULL) {
+            rdl__errmsg_set(cl->c,
+                            cl->started ? "no master known for slot %u"
+                                        : "no slot table yet (slot %u)",
+                            i);
+            rdl__cluster_refresh(cl);
+            *n = 0;
+            return RDL_ECLUSTERDOWN;
+        }
+        if (m->listed)
+            continue;
+        m->listed = 1;
+        if (*n < cap)
+            slots[*n] = i;
+        (*n)++;
+    }
+    return 0;
+}
+
 /* ---- the slot table ------------------------------------------------------- */
 
 /* One CLUSTER SLOTS entry: [start, end, [host, port, id, ...], replicas...].
@@ -470,6 +502,7 @@ static const rdl__router_ops cl_ops = {
     .sub = cl_sub,
     .refresh = cl_refresh,
     .sharded = cl_sharded,
+    .masters = cl_masters,
 };
 
 static int cl_accepts(const rdl__url *u)

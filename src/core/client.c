@@ -334,6 +334,21 @@ int rdl__client_send_line(rdl_client_t *c, const char *key, int line,
                             (rdl__line)line, cmd, len, fn, data);
 }
 
+int rdl__client_send_slot(rdl_client_t *c, unsigned slot, const char *cmd,
+                          size_t len, rdl__reply_fn fn, void *data)
+{
+    return rdl__router_send(c->router, slot, RDL__LINE_MAIN, cmd, len, fn,
+                            data);
+}
+
+int rdl__client_masters(rdl_client_t *c, unsigned *slots, size_t cap, size_t *n)
+{
+    int rc = rdl__router_masters(c->router, slots, cap, n);
+    if (rc == RDL_ECLOSED)
+        rdl__errmsg_set(c, "the client is closed");
+    return rc;
+}
+
 int rdl__client_acquire_line(const rdl_client_t *c)
 {
     return c->durable_replicas != 0 ? RDL__LINE_DURABLE : RDL__LINE_MAIN;

@@ -119,7 +119,7 @@ uint64_t rdl__client_reqseq(rdl_client_t *c);
 void rdl__client_reqid_of(const rdl_client_t *c, uint64_t seq, char out[64]);
 /* "<client-id>:<owner>". */
 void rdl__client_owner(const rdl_client_t *c, rdl_owner_t owner, char out[64]);
-/* The next four ask the deployment's router (router.h).
+/* The next calls ask the deployment's router (router.h).
  *
  * The command connection of the node that serves `key` now: the one
  * server, or on a cluster the master that owns the key's slot in the
@@ -142,6 +142,16 @@ rdl__conn *rdl__client_route_line(rdl_client_t *c, const char *key, int line);
  * 0, RDL_ENOMEM or RDL_ECLOSED (then fn is never called). */
 int rdl__client_send(rdl_client_t *c, const char *key, const char *cmd,
                      size_t len, rdl__reply_fn fn, void *data);
+/* The same for a slot rather than a key (rdl__client_masters() names the
+ * slots), for commands that are about a node rather than a key (SCAN,
+ * TIME): they reach the master that serves `slot`, with the same retries. */
+int rdl__client_send_slot(rdl_client_t *c, unsigned slot, const char *cmd,
+                          size_t len, rdl__reply_fn fn, void *data);
+/* The masters of the deployment, one slot each: see the router's masters
+ * op (router.h). 0, RDL_ECLUSTERDOWN, RDL_ECONNREFUSED or RDL_ECLOSED (no
+ * router), with the message set; *n is 0 on failure. */
+int rdl__client_masters(rdl_client_t *c, unsigned *slots, size_t cap,
+                        size_t *n);
 /* The line acquisition scripts go on: the durable one when durability is
  * on (rdl_client_set_durability), so their WAIT blocks only them. */
 int rdl__client_acquire_line(const rdl_client_t *c);

@@ -1,5 +1,6 @@
-/* Names of keys and channels: the one place they are built (DESIGN §6,
- * with the change explained in docs/design-notes.md "Key layout").
+/* Names of keys and channels: the one place they are built, and read
+ * back (rdl__key_parse, for the listing of locks) (DESIGN §6, with the
+ * change explained in docs/design-notes.md "Key layout").
  *
  *   <prefix>:<kind>[.<suffix>]:<tagged-name>
  *
@@ -20,18 +21,20 @@
 #include "alloc.h"
 #include "keys.h"
 
+/* 1 if name[0..n) is a valid name: see rdl__name_check(). */
+static int name_ok(const char *name, size_t n)
+{
+    size_t off, tl;
+    if (n < 1 || n > RDL__NAME_MAX)
+        return 0;
+    return name[0] != '}' || rdl__hash_tag(name, n, &off, &tl);
+}
+
 int rdl__name_check(const char *name)
 {
-    size_t n;
     if (name == NULL)
         return RDL_EINVAL;
-    size_t off, tl;
-    n = strnlen(name, RDL__NAME_MAX + 1);
-    if (n < 1 || n > RDL__NAME_MAX)
-        return RDL_EINVAL;
-    if (name[0] == '}' && !rdl__hash_tag(name, n, &off, &tl))
-        return RDL_EINVAL;
-    return 0;
+    return name_ok(name, strnlen(name, RDL__NAME_MAX + 1)) ? 0 : RDL_EINVAL;
 }
 
 int rdl__prefix_check(const char *prefix)
@@ -98,4 +101,47 @@ char *rdl__key(const char *prefix, const char *kind, const char *name,
         *p++ = '}';
     *p = '\0';
     return key;
+}
+
+/* The layout read back. The prefix is matched whole (with the ':' after
+ * it, so "rdl" does not take the keys of "rdlx"); the kind segment runs to
+ * the next ':' (kinds, suffixes and prefixes hold no brace, so the first
+ * brace of an rdl key is in its name part, and the name part holds the
+ * key's hash tag). */
+int rdl__key_parse(const char *prefix, const char *key, size_t len,
+                   rdl__key_parts *out)
+{
+    size_t np = strlen(prefix), off, tl, n;
+    const char *seg, *end = key + len, *colon, *dot, *t;
+
+    if (len <= np + 1 || memcmp(key, prefix, np) != 0 || key[np] != ':' ||
+        memchr(key, '\0', len) != NULL)
+        return 0;
+    seg = key + np + 1;
+    colon = memchr(seg, ':', (size_t)(end - seg));
+    if (colon == NULL || colon == seg ||
+        memchr(seg, '{', (size_t)(colon - seg)) != NULL ||
+        memchr(seg, '}', (size_t)(colon - seg)) != NULL)
+        return 0;
+    dot = memchr(seg, '.', (size_t)(colon - seg));
+    if (dot == seg || dot + 1 == colon)
+        return 0; /* an empty kind or suffix: not made by rdl__key() */
+    t = colon + 1;
+    n = (size_t)(end - t);
+    if (!rdl__hash_tag(t, n, &off, &tl))
+        return 0;
+    out->kind = seg;
+    out->kind_len = (size_t)((dot != NULL ? dot : colon) - seg);
+    out->suffix = dot != NULL ? dot + 1 : NULL;
+    out->suffix_len = dot != NULL ? (size_t)(colon - dot - 1) : 0;
+    /* "{X}" is X wrapped, unless X has a tag of its own: rdl__key() keeps
+     * such a name as it is, and "{X}" is then that name. */
+    if (n >= 3 && t[0] == '{' && t[n - 1] == '}' &&
+        !rdl__hash_tag(t + 1, n - 2, &off, &tl)) {
+        t++;
+        n -= 2;
+    }
+    out->name = t;
+    out->name_len = n;
+    return name_ok(t, n);
 }

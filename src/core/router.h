@@ -87,6 +87,16 @@ typedef struct rdl__router_ops {
     /* 1 if channels are sharded (SSUBSCRIBE/SPUBLISH). Known once
      * settled reported success, and fixed from then on. */
     int (*sharded)(const rdl__router *r);
+    /* The master nodes the deployment knows now, for work that must reach
+     * every key (the listing of locks): stores one slot served by each
+     * (send to that slot reaches that master) in slots[0..cap), at most
+     * cap of them, and their count in *n, which may exceed cap (ask again
+     * with room for all). Returns 0 when every key has a master known;
+     * else an error, with the message set and *n 0:
+     * RDL_ECLUSTERDOWN when some slot has no master known (its keys would
+     * be missed; a refresh is asked for), RDL_ECONNREFUSED when no master
+     * is known yet. Sends nothing and reports no event. */
+    int (*masters)(rdl__router *r, unsigned *slots, size_t cap, size_t *n);
 } rdl__router_ops;
 
 /* The part every implementation starts with. */
@@ -147,6 +157,13 @@ static inline void rdl__router_refresh(rdl__router *r)
 static inline int rdl__router_sharded(const rdl__router *r)
 {
     return r != NULL && r->ops->sharded(r);
+}
+
+static inline int rdl__router_masters(rdl__router *r, unsigned *slots,
+                                      size_t cap, size_t *n)
+{
+    *n = 0;
+    return r != NULL ? r->ops->masters(r, slots, cap, n) : RDL_ECLOSED;
 }
 
 #endif

@@ -57,7 +57,7 @@ static const rdl__kind_queue fair_queue = {
 };
 
 static const rdl__lock_kind fair_kind = {
-    .name = "fair",
+    .name = RDL__KIND_FAIR,
     .label = "fair",
     .send_try = send_try,
     .parse_try = rdl__parse_try, /* position: place in the queue */

@@ -20,8 +20,8 @@ int rdl_latch_new(rdl_client_t *c, const char *name, rdl_latch_t **out)
         return RDL_ENOMEM;
     l->c = c;
     l->name = rdl__strdup(name);
-    l->key = rdl__key(c->prefix, "latch", name, NULL);
-    l->channel = rdl__key(c->prefix, "latch", name, "ch");
+    l->key = rdl__key(c->prefix, RDL__KIND_LATCH, name, NULL);
+    l->channel = rdl__key(c->prefix, RDL__KIND_LATCH, name, "ch");
     if (l->name == NULL || l->key == NULL || l->channel == NULL) {
         rdl_latch_free(l);
         return RDL_ENOMEM;

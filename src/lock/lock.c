@@ -42,7 +42,7 @@ int rdl__lock_create(rdl_client_t *c, const char *name,
     lock->c = c;
     lock->name = rdl__strdup(name);
     lock->key_hold = rdl__key(c->prefix, kind->name, name, NULL);
-    lock->key_fence = rdl__key(c->prefix, kind->name, name, "fence");
+    lock->key_fence = rdl__key(c->prefix, kind->name, name, RDL__SUFFIX_FENCE);
     lock->channel = rdl__key(c->prefix, kind->name, name, "ch");
     for (i = 0; i < 2; i++)
         if (kind->aux_suffix[i] != NULL &&

@@ -51,7 +51,7 @@ static const rdl__kind_queue registry = {
 };
 
 const rdl__lock_kind rdl__reentrant_kind = {
-    .name = "lock",
+    .name = RDL__KIND_LOCK,
     .label = "lock",
     .send_try = send_try,
     .parse_try = rdl__parse_try, /* position: 1 once registered */

@@ -69,7 +69,7 @@ static int parse_info(const redisReply *r, rdl_lock_info_t *out)
 }
 
 static const rdl__lock_kind read_kind = {
-    .name = "rw",
+    .name = RDL__KIND_RW,
     .label = "read",
     .send_try = send_try,
     .parse_try = parse_try,
@@ -100,7 +100,7 @@ static const rdl__kind_queue writers_queue = {
 };
 
 static const rdl__lock_kind write_kind = {
-    .name = "rw",
+    .name = RDL__KIND_RW,
     .label = "write",
     .send_try = send_try,
     .parse_try = parse_try,

@@ -57,7 +57,7 @@ static const rdl__kind_queue registry = {
 };
 
 static const rdl__lock_kind sem_kind = {
-    .name = "sem",
+    .name = RDL__KIND_SEM,
     .label = "semaphore",
     .send_try = send_try,
     .parse_try = rdl__parse_try, /* position: 1 once registered */

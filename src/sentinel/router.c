@@ -255,6 +255,23 @@ static int sn_sharded(const rdl__router *r)
     return 0;
 }
 
+/* The master once a sentinel named it. It may not be confirmed (a switch
+ * in progress): commands sent to it wait for that, as every command does,
+ * rather than fail at once. */
+static int sn_masters(rdl__router *r, unsigned *slots, size_t cap, size_t *n)
+{
+    rdl__sentinel *s = (rdl__sentinel *)r;
+    if (s->host == NULL) {
+        rdl__errmsg_set(s->c, "no sentinel has named master \"%s\" yet",
+                        s->master);
+        return RDL_ECONNREFUSED;
+    }
+    if (cap > 0)
+        slots[0] = 0;
+    *n = 1;
+    return 0;
+}
+
 static const rdl__router_ops ops = {
     .start = sn_start,
     .close = sn_close,
@@ -264,6 +281,7 @@ static const rdl__router_ops ops = {
     .sub = sn_sub,
     .refresh = sn_refresh,
     .sharded = sn_sharded,
+    .masters = sn_masters,
 };
 
 static int sn_accepts(const rdl__url *u)

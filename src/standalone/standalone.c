@@ -113,6 +113,16 @@ static int st_sharded(const rdl__router *r)
     return 0;
 }
 
+/* One server holds every key. */
+static int st_masters(rdl__router *r, unsigned *slots, size_t cap, size_t *n)
+{
+    (void)r;
+    if (cap > 0)
+        slots[0] = 0;
+    *n = 1;
+    return 0;
+}
+
 static const rdl__router_ops ops = {
     .start = st_start,
     .close = st_close,
@@ -122,6 +132,7 @@ static const rdl__router_ops ops = {
     .sub = st_sub,
     .refresh = st_refresh,
     .sharded = st_sharded,
+    .masters = st_masters,
 };
 
 static int st_accepts(const rdl__url *u)

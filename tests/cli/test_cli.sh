@@ -381,7 +381,7 @@ tls)
     grep 'does not match' "$tmp/err" >/dev/null || fail "stderr: $(cat "$tmp/err")"
     expect_code 64 "$rdl" --url "$url" --cacert "$tmp/nope.pem" run t -- true
     grep 'nope.pem' "$tmp/err" >/dev/null || fail "stderr: $(cat "$tmp/err")"
-    # ls and top talk to Redis directly too (SCAN, TIME): over TLS, with
+    # ls and top list the locks through the library too: over TLS, with
     # the same verification.
     "$rdl" --url "$url" --cacert "$tmp/ca.crt" run --lease 10000 \
         --on-lost ignore held -- sleep 5 &

@@ -93,6 +93,74 @@ static void test_cluster_names_over_all_masters(void **state)
     }
 }
 
+static int collect_name(const rdl_lock_entry_t *e, void *data)
+{
+    char **names = data;
+    size_t i;
+    for (i = 0; names[i] != NULL; i++)
+        ;
+    if (i < 63)
+        names[i] = strdup(e->name);
+    return 0;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void free_names(void *p)
+{
+    char **names = p;
+    size_t i;
+    for (i = 0; names[i] != NULL; i++)
+        free(names[i]);
+    free(names);
+}
+
+/* rdl_client_list_locks() scans every master: names whose keys live on
+ * each of the three are all listed, once each, in order. */
+static void test_cluster_list_every_master(void **state)
+{
+    rdlt_cluster *cl = rdlt_cluster_start();
+    rdl_client_t *c = rdlt_cluster_client(cl);
+    int per_master[RDLT_CLUSTER_NODES] = {0}, i, j;
+    char *want[32], **got = calloc(64, sizeof(*got)), key[64];
+    size_t masters = 0, n = 0;
+    (void)state;
+
+    assert_non_null(got);
+    rdlt_defer(free_names, got);
+    for (i = 0; i < 24; i++) {
+        char name[32];
+        rdlt_server *m;
+        snprintf(name, sizeof(name), i < 22 ? "every-%d" : "{t}every-%d", i);
+        rdlt_assert_ok(rdl_lock_acquire_as(rdlt_lock(c, name), A, 0, 30000));
+        hold_key(name, key, sizeof(key));
+        m = rdlt_cluster_master_of(cl, keyslot(cl, key));
+        for (j = 0; j < RDLT_CLUSTER_NODES; j++)
+            if (rdlt_cluster_node(cl, j) == m)
+                per_master[j]++;
+        want[n] = strdup(name);
+        assert_non_null(want[n]);
+        n++;
+    }
+    for (j = 0; j < 3; j++)
+        if (per_master[j] == 0)
+            fail_msg("no name landed on master %d", j);
+    qsort(want, n, sizeof(want[0]), cmp_names);
+    rdlt_assert_ok(rdl_client_master_count(c, &masters));
+    assert_int_equal(masters, 3);
+    rdlt_assert_ok(rdl_client_list_locks(c, NULL, collect_name, got));
+    for (i = 0; i < (int)n; i++) {
+        if (got[i] == NULL || strcmp(got[i], want[i]) != 0)
+            fail_msg("lock %d listed as \"%s\", expected \"%s\"", i,
+                     got[i] != NULL ? got[i] : "(none)", want[i]);
+        free(want[i]);
+    }
+    assert_null(got[n]);
+}
+
 /* Names that share a hash tag share a slot, and so a node. */
 static void test_cluster_hash_tag_names_share_slot(void **state)
 {
@@ -748,6 +816,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_cluster_durable_off_double_grant),
     RDLT_TEST(test_cluster_durable),
     RDLT_TEST(test_cluster_names_over_all_masters),
+    RDLT_TEST(test_cluster_list_every_master),
     RDLT_TEST(test_cluster_hash_tag_names_share_slot),
     RDLT_TEST(test_cluster_contention_one_name),
     RDLT_TEST(test_cluster_wakeup_sharded_pubsub),

@@ -77,8 +77,52 @@ static void test_oom_every_allocation_of_a_session(void **state)
     }
 }
 
+static int count_lock(const rdl_lock_entry_t *e, void *data)
+{
+    (void)e;
+    (*(int *)data)++;
+    return 0;
+}
+
+/* A listing with the n-th allocation failing, on either thread: it
+ * returns RDL_ENOMEM, or 0 with every lock listed (never a short list). */
+static void test_oom_list_locks(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s);
+    long n;
+    int clean = 0, i, failed = 0;
+    char name[16];
+    (void)state;
+
+    for (i = 0; i < 40; i++) {
+        snprintf(name, sizeof(name), "oom-%d", i);
+        rdlt_assert_ok(rdl_lock_acquire_as(rdlt_lock(c, name), A, 0, 60000));
+    }
+    for (n = 1; n <= 1000 && clean < 3; n++) {
+        int seen = 0, rc;
+        rdl__alloc_fail_at(n);
+        rc = rdl_client_list_locks(c, NULL, count_lock, &seen);
+        rdl__alloc_fail_at(0);
+        if (rc == 0) {
+            assert_int_equal(seen, 40);
+            clean++;
+        } else {
+            rdlt_assert_rc(rc, RDL_ENOMEM);
+            assert_int_equal(seen, 0);
+            failed++;
+            clean = 0;
+        }
+    }
+    if (clean < 3)
+        fail_msg("listings still fail after 1000 allocations");
+    assert_true(failed > 0);
+    print_message("%d of the listing's allocations failed it\n", failed);
+}
+
 static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_oom_every_allocation_of_a_session),
+    RDLT_TEST(test_oom_list_locks),
 };
 
 RDLT_MAIN(tests)

@@ -32,6 +32,8 @@ enum {
     APPLIED_DROP_ONCE,
     OLD_SERVER,
     SLOTS_FAIL_ONCE,
+    SLOTS_HALVES,
+    SLOTS_PARTIAL,
     PLAIN
 };
 
@@ -52,6 +54,23 @@ static int rule(rdlt_fake *f, void *data, int argc, char **argv, size_t *lens,
     if (is_cmd(argv, lens, "SUBSCRIBE") && argc == 2) {
         snprintf(out, outlen, "*3\r\n$9\r\nsubscribe\r\n$%zu\r\n%s\r\n:1\r\n",
                  lens[1], argv[1]);
+        return RDLT_FAKE_REPLY;
+    }
+    if ((s->mode == SLOTS_HALVES || s->mode == SLOTS_PARTIAL) &&
+        is_cmd(argv, lens, "CLUSTER")) {
+        /* a serves the first half; b the second, or nobody. */
+        int pa = rdlt_fake_port(s->a), pb = rdlt_fake_port(s->b);
+        if (s->mode == SLOTS_HALVES)
+            snprintf(out, outlen,
+                     "*2\r\n*3\r\n:0\r\n:8191\r\n*2\r\n$9\r\n127.0.0.1\r\n"
+                     ":%d\r\n*3\r\n:8192\r\n:16383\r\n*2\r\n$9\r\n"
+                     "127.0.0.1\r\n:%d\r\n",
+                     pa, pb);
+        else
+            snprintf(out, outlen,
+                     "*1\r\n*3\r\n:0\r\n:8191\r\n*2\r\n$9\r\n127.0.0.1\r\n"
+                     ":%d\r\n",
+                     pa);
         return RDLT_FAKE_REPLY;
     }
     if (s->mode == SLOTS_FAIL_ONCE && is_cmd(argv, lens, "CLUSTER") && n == 1) {
@@ -403,6 +422,56 @@ static void test_redirect_user_loop_first_round_retried(void **state)
     assert_int_equal(rdlt_loop_stop(lp), 0);
 }
 
+static int count_lock(const rdl_lock_entry_t *e, void *data)
+{
+    (void)e;
+    (*(int *)data)++;
+    return 0;
+}
+
+/* A listing scans each master of the table once, by a slot it serves.
+ * Both fakes show the same backend, so every key comes back twice, from
+ * two masters: each lock is still listed once. */
+static void test_redirect_list_each_master(void **state)
+{
+    scene *s = scene_start(SLOTS_HALVES);
+    rdl_client_t *c = client_for(s, 2000);
+    size_t masters = 0;
+    int seen = 0;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(rdlt_lock(c, "r"), A, 0, 30000));
+    rdlt_assert_ok(rdl_lock_acquire_as(rdlt_lock(c, "q"), A, 0, 30000));
+    rdlt_assert_ok(rdl_client_master_count(c, &masters));
+    assert_int_equal(masters, 2);
+    rdlt_assert_ok(rdl_client_list_locks(c, NULL, count_lock, &seen));
+    assert_int_equal(seen, 2);
+    assert_int_equal(rdlt_fake_count(s->a, "SCAN"), 1);
+    assert_int_equal(rdlt_fake_count(s->b, "SCAN"), 1);
+    assert_int_equal(rdlt_fake_count(s->a, "TIME"), 1);
+    assert_int_equal(rdlt_fake_count(s->b, "TIME"), 1);
+}
+
+/* Slots no master serves: the listing fails rather than leave their
+ * keys out, and scans nothing. */
+static void test_redirect_list_uncovered_slots(void **state)
+{
+    scene *s = scene_start(SLOTS_PARTIAL);
+    rdl_client_t *c = client_for(s, 2000);
+    size_t masters = 9;
+    int seen = 0;
+    (void)state;
+
+    rdlt_assert_rc(rdl_client_list_locks(c, NULL, count_lock, &seen),
+                   RDL_ECLUSTERDOWN);
+    assert_non_null(strstr(rdl_client_errmsg(c), "slot 8192"));
+    rdlt_assert_rc(rdl_client_master_count(c, &masters), RDL_ECLUSTERDOWN);
+    assert_int_equal(masters, 0);
+    assert_int_equal(seen, 0);
+    assert_int_equal(rdlt_fake_count(s->a, "SCAN"), 0);
+    assert_int_equal(rdlt_fake_count(s->b, "SCAN"), 0);
+}
+
 static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_redirect_moved),
     RDLT_TEST(test_redirect_ask),
@@ -417,6 +486,8 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_redirect_sharded_pubsub),
     RDLT_TEST(test_redirect_classic_pubsub_fallback),
     RDLT_TEST(test_redirect_user_loop_first_round_retried),
+    RDLT_TEST(test_redirect_list_each_master),
+    RDLT_TEST(test_redirect_list_uncovered_slots),
 };
 
 RDLT_MAIN(tests)

@@ -41,6 +41,58 @@ static void test_sentinel_lock_on_master(void **state)
     rdlt_assert_ok(rdl_lock_release_as(l, A));
 }
 
+static int count_named(const rdl_lock_entry_t *e, void *data)
+{
+    if (strcmp(e->name, "listed") == 0 && strcmp(e->kind, "lock") == 0)
+        (*(int *)data)++;
+    return 0;
+}
+
+/* rdl_client_list_locks() scans the master the sentinels name, not a
+ * replica, and after a failover the new master. */
+static void test_sentinel_list_locks(void **state)
+{
+    rdlt_sentinel *sn = rdlt_sentinel_start(NULL);
+    rdl_client_t *c = sentinel_client(rdlt_sentinel_url(sn));
+    rdl_lock_t *l = rdlt_lock(c, "listed");
+    rdlt_server *old = rdlt_sentinel_master(sn), *now;
+    size_t masters = 0;
+    int64_t end;
+    redisReply *r;
+    int seen = 0, i, rc;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 60000));
+    rdlt_assert_ok(rdl_client_master_count(c, &masters));
+    assert_int_equal(masters, 1);
+    rdlt_assert_ok(rdl_client_list_locks(c, NULL, count_named, &seen));
+    assert_int_equal(seen, 1);
+    assert_true(rdlt_cmd_calls(old, "scan") >= 1);
+    for (i = 0; i < RDLT_SENTINEL_DATA; i++)
+        if (rdlt_sentinel_data(sn, i) != old)
+            assert_int_equal(rdlt_cmd_calls(rdlt_sentinel_data(sn, i), "scan"),
+                             0);
+    /* The hold reached the replicas before the switch. */
+    r = rdlt_cmd(old, "WAIT 2 2000");
+    assert_int_equal(r->integer, 2);
+    freeReplyObject(r);
+    now = rdlt_sentinel_failover(sn);
+    /* A listing cut by the switch (its connection moved) may fail; the
+     * client then follows the new master within seconds. */
+    end = rdlt_now_ms() + 10000;
+    do {
+        long long before = rdlt_cmd_calls(now, "scan");
+        seen = 0;
+        rc = rdl_client_list_locks(c, NULL, count_named, &seen);
+        if (rc == 0 && seen == 1 && rdlt_cmd_calls(now, "scan") > before)
+            break;
+        rdlt_sleep_ms(100);
+    } while (rdlt_now_ms() < end);
+    if (rc != 0 || seen != 1 || rdlt_cmd_calls(now, "scan") == 0)
+        fail_msg("after the failover: %s (%s), listed %d", rdl_err_name(rc),
+                 rdl_client_errmsg(c), seen);
+}
+
 /* Errors name the problem: an unknown master name is RDL_ENOMASTER; no
  * sentinel reachable is RDL_ECONNREFUSED naming each address tried. */
 static void test_sentinel_errors(void **state)
@@ -302,6 +354,7 @@ static void test_sentinel_tls(void **state)
 
 static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_sentinel_lock_on_master),
+    RDLT_TEST(test_sentinel_list_locks),
     RDLT_TEST(test_sentinel_errors),
     RDLT_TEST(test_sentinel_one_down),
     RDLT_TEST(test_sentinel_auth),

@@ -454,6 +454,162 @@ static void test_keys_public_limits(void **state)
     rdlt_assert_ok(rdl_client_set_prefix(c, "myapp"));
 }
 
+/* rdl__key_parse() gives back what rdl__key() was given: for every name of
+ * up to 5 bytes of '{', '}', 'a' and ':' (every one the name rules allow),
+ * each kind and suffix, the key parses, its kind and suffix come back, and
+ * the name is the one given, or X for a name "{X}" whose X holds no tag
+ * (the same key: "a" and "{a}" are one lock). Either way rdl__key() of
+ * the parsed name is the key again. */
+static int parse_bad;
+
+static void check_parse(const char *name, size_t len)
+{
+    static const char *const kinds[] = {RDL__KIND_LOCK, RDL__KIND_RW,
+                                        RDL__KIND_SEM};
+    static const char *const suffixes[] = {NULL, RDL__SUFFIX_FENCE, "x"};
+    size_t k, i, off, n;
+    /* A name without a tag comes back as it is (it was wrapped); one with
+     * a tag also, unless it is "{X}" with no tag in X: that gives X. */
+    int untag = ref_tag(name, len, &off, &n) && len >= 3 && name[0] == '{' &&
+                name[len - 1] == '}' && !ref_tag(name + 1, len - 2, &off, &n);
+    const char *want = untag ? name + 1 : name;
+    size_t want_len = untag ? len - 2 : len;
+
+    if (rdl__name_check(name) != 0)
+        return;
+    for (k = 0; k < 3; k++)
+        for (i = 0; i < 3; i++) {
+            char *key = rdl__key("rdl", kinds[k], name, suffixes[i]);
+            char *back, *again;
+            rdl__key_parts p;
+            assert_non_null(key);
+            if (!rdl__key_parse("rdl", key, strlen(key), &p)) {
+                if (parse_bad++ < 4)
+                    print_error("\"%s\" does not parse\n", key);
+                rdl__free(key);
+                continue;
+            }
+            if (p.kind_len != strlen(kinds[k]) ||
+                memcmp(p.kind, kinds[k], p.kind_len) != 0 ||
+                (suffixes[i] == NULL) != (p.suffix == NULL) ||
+                (suffixes[i] != NULL &&
+                 (p.suffix_len != strlen(suffixes[i]) ||
+                  memcmp(p.suffix, suffixes[i], p.suffix_len) != 0)) ||
+                p.name_len != want_len || memcmp(p.name, want, want_len) != 0) {
+                if (parse_bad++ < 4)
+                    print_error("\"%s\" of name \"%s\" parsed as kind "
+                                "\"%.*s\", name \"%.*s\"\n",
+                                key, name, (int)p.kind_len, p.kind,
+                                (int)p.name_len, p.name);
+            }
+            back = rdl__strndup(p.name, p.name_len);
+            assert_non_null(back);
+            again = rdl__key("rdl", kinds[k], back, suffixes[i]);
+            assert_non_null(again);
+            if (strcmp(again, key) != 0 && parse_bad++ < 4)
+                print_error("\"%s\" -> \"%s\" -> \"%s\"\n", key, back, again);
+            rdl__free(again);
+            rdl__free(back);
+            rdl__free(key);
+        }
+}
+
+static void test_keys_parse_round_trip(void **state)
+{
+    (void)state;
+    parse_bad = 0;
+    each_string4(5, check_parse);
+    if (parse_bad > 0)
+        fail_msg("%d keys do not parse back (first ones above)", parse_bad);
+}
+
+/* Parses key with prefix; checks the parts (kind NULL: not ours). */
+static void expect_parse(const char *prefix, const char *key, size_t len,
+                         const char *kind, const char *suffix, const char *name)
+{
+    rdl__key_parts p;
+    int got = rdl__key_parse(prefix, key, len, &p);
+    if (kind == NULL) {
+        if (got)
+            fail_msg("\"%s\" (prefix \"%s\") parsed, as name \"%.*s\"", key,
+                     prefix, (int)p.name_len, p.name);
+        return;
+    }
+    if (!got)
+        fail_msg("\"%s\" (prefix \"%s\") did not parse", key, prefix);
+    assert_int_equal(p.kind_len, strlen(kind));
+    assert_memory_equal(p.kind, kind, p.kind_len);
+    if (suffix == NULL) {
+        assert_null(p.suffix);
+        assert_int_equal(p.suffix_len, 0);
+    } else {
+        assert_non_null(p.suffix);
+        assert_int_equal(p.suffix_len, strlen(suffix));
+        assert_memory_equal(p.suffix, suffix, p.suffix_len);
+    }
+    assert_int_equal(p.name_len, strlen(name));
+    assert_memory_equal(p.name, name, p.name_len);
+}
+
+#define PARSE(prefix, key, kind, suffix, name)                                 \
+    expect_parse(prefix, key, strlen(key), kind, suffix, name)
+
+static void test_keys_parse_examples(void **state)
+{
+    char *longest = malloc(RDL__NAME_MAX + 32);
+    rdl__key_parts p;
+    (void)state;
+    assert_non_null(longest);
+    PARSE("rdl", "rdl:lock:{orders}", "lock", NULL, "orders");
+    PARSE("rdl", "rdl:rw.fence:{orders}", "rw", "fence", "orders");
+    PARSE("rdl", "rdl:sem.x:{a:b}", "sem", "x", "a:b");
+    /* A name with a tag of its own is kept; so is one starting with '{'
+     * that has none (it was wrapped). */
+    PARSE("rdl", "rdl:lock:{order:42}:stock", "lock", NULL, "{order:42}:stock");
+    PARSE("rdl", "rdl:fair:{{abc}", "fair", NULL, "{abc");
+    PARSE("rdl", "rdl:lock:{a}b}", "lock", NULL, "a}b");
+    PARSE("rdl", "rdl:lock:{x{}{y}}", "lock", NULL, "x{}{y}");
+    PARSE("rdl", "rdl:lock:}x{y}", "lock", NULL, "}x{y}");
+    PARSE("rdl", "rdl:lock:{a}", "lock", NULL, "a");
+    PARSE("rdl", "rdl:latch:{l}", "latch", NULL, "l");
+    /* Prefixes: whole, with the ':' after them; a prefix may hold ':'. */
+    PARSE("my-app:locks", "my-app:locks:lock:{x}", "lock", NULL, "x");
+    PARSE("my-app", "my-app:locks:lock:{x}", "locks", NULL, "lock:{x}");
+    PARSE("rdl", "rdlx:lock:{x}", NULL, NULL, NULL);
+    PARSE("rdlx", "rdlx:lock:{x}", "lock", NULL, "x");
+    PARSE("rdlx", "rdl:lock:{x}", NULL, NULL, NULL);
+    PARSE("rdl", "other:lock:{x}", NULL, NULL, NULL);
+    PARSE("a*b", "a*b:lock:{x}", "lock", NULL, "x");
+    PARSE("a*b", "aXb:lock:{x}", NULL, NULL, NULL);
+    /* Not made by rdl__key(). */
+    PARSE("rdl", "rdl:lock:orders", NULL, NULL, NULL); /* no tag */
+    PARSE("rdl", "rdl:lock:{}", NULL, NULL, NULL);
+    PARSE("rdl", "rdl:lock:", NULL, NULL, NULL);
+    PARSE("rdl", "rdl:lock", NULL, NULL, NULL);
+    PARSE("rdl", "rdl:", NULL, NULL, NULL);
+    PARSE("rdl", "rdl", NULL, NULL, NULL);
+    PARSE("rdl", "", NULL, NULL, NULL);
+    PARSE("rdl", "rdl:{x}", NULL, NULL, NULL);       /* no kind */
+    PARSE("rdl", "rdl::{x}", NULL, NULL, NULL);      /* empty kind */
+    PARSE("rdl", "rdl:.x:{x}", NULL, NULL, NULL);    /* empty kind */
+    PARSE("rdl", "rdl:lock.:{x}", NULL, NULL, NULL); /* empty suffix */
+    PARSE("rdl", "rdl:lo{ck:{x}", NULL, NULL, NULL); /* brace in the kind */
+    PARSE("rdl", "rdl:lo}ck:{x}", NULL, NULL, NULL);
+    PARSE("rdl", "rdl:lock:}{}x", NULL, NULL, NULL); /* no tag */
+    expect_parse("rdl", "rdl:lock:{a\0b}", 14, NULL, NULL, NULL);
+    /* Only len bytes count. */
+    expect_parse("rdl", "rdl:lock:{x}yz", 12, "lock", NULL, "x");
+    /* The longest name parses; one byte more is not a name. */
+    strcpy(longest, "rdl:lock:{");
+    memset(longest + 10, 'n', RDL__NAME_MAX + 1);
+    strcpy(longest + 10 + RDL__NAME_MAX, "}");
+    assert_true(rdl__key_parse("rdl", longest, strlen(longest), &p));
+    assert_int_equal(p.name_len, RDL__NAME_MAX);
+    strcpy(longest + 10 + RDL__NAME_MAX, "n}");
+    assert_false(rdl__key_parse("rdl", longest, strlen(longest), &p));
+    free(longest);
+}
+
 static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_keys_crc16_reference),
     RDLT_TEST(test_keys_hash_tag_examples),
@@ -467,6 +623,8 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_keys_name_check),
     RDLT_TEST(test_keys_prefix_check),
     RDLT_TEST(test_keys_public_limits),
+    RDLT_TEST(test_keys_parse_round_trip),
+    RDLT_TEST(test_keys_parse_examples),
 };
 
 RDLT_MAIN(tests)

@@ -1,30 +1,21 @@
 /* rdl ls and rdl top: every lock under the key prefix, once or refreshed.
  *
- * Finding the locks takes SCAN, which the public API does not offer, so
- * the names come from raw connections (raw.h) to every server that holds
- * keys; each lock's state then comes from rdl_lock_info(), as for rdl
- * info. A name is derived back from its key by the rule of the library's
- * key layout (src/core/keys.c, README "Redis Cluster"):
- *
- *   <prefix>:<kind>:<tagged-name>
- *
- * where tagged-name is "{name}", or the name itself when it holds a hash
- * tag of its own. Keys with a suffix after the kind ("lock.x", "sem.x",
- * "rw.ww") are the locks' auxiliary keys and are skipped, but for
- * "rw.fence": a read-write lock's hold key lives only while it is held,
- * its fence for a day after, as long as a free plain lock's hash.
+ * The names come from rdl_client_list_locks(), which scans every master
+ * of the deployment; each lock's state then comes from rdl_lock_info(),
+ * as for rdl info. A read-write lock is listed as "rw" and read through
+ * its write view, which reports readers and writer together.
  *
  * The age of a hold: every kind mints a hold's fencing token as
  * max(last token + 1, the server's time in microseconds), and grants of a
  * name are more than 1 us apart (docs/design-notes.md "Fencing tokens:
  * the exact guarantee"), so an exclusive hold's token is the server time
- * of its grant. The age is then the server's TIME minus that token, for
- * the plain and fair locks, whose latest token is the current hold's. A
- * semaphore's or a read-write lock's latest token may belong to a holder
- * that has left (another reader, a permit given back), and no grant time
- * is stored for them: their age is "-". */
+ * of its grant. The age is then the server's TIME (read by the listing
+ * just after its scan) minus that token, for the plain and fair locks,
+ * whose latest token is the current hold's; a hold granted after that
+ * TIME has no known age yet. A semaphore's or a read-write lock's latest
+ * token may belong to a holder that has left (another reader, a permit
+ * given back), and no grant time is stored for them: their age is "-". */
 #include <errno.h>
-#include <fnmatch.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -37,7 +28,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "raw.h"
 
 typedef struct ls_opts {
     int json, held, once, top, by_waiters;
@@ -45,22 +35,21 @@ typedef struct ls_opts {
     const char *pattern;
 } ls_opts;
 
-/* The kinds listed: the key's kind segment, the kind rdl info opens,
- * and what ls prints. */
+/* The kinds listed: the kind rdl_client_list_locks() reports (and ls
+ * prints), and the kind rdl info opens. */
 static const struct {
-    const char *segment, *open, *shown;
+    const char *listed, *open;
 } kinds[] = {
-    {"lock", "lock", "lock"},
-    {"fair", "fair", "fair"},
-    {"rw", "write", "rw"},
-    {"rw.fence", "write", "rw"},
-    {"sem", "semaphore", "semaphore"},
+    {"lock", "lock"},
+    {"fair", "fair"},
+    {"rw", "write"},
+    {"semaphore", "semaphore"},
 };
 
 typedef struct row {
     char *name;
-    int kind;    /* index in kinds[] */
-    size_t node; /* the server it was found on */
+    int kind;          /* index in kinds[] */
+    int64_t server_us; /* the clock of its server after the scan, or -1 */
     rdl_lock_info_t info;
     int64_t age_ms; /* -1: not known */
 } row;
@@ -68,6 +57,8 @@ typedef struct row {
 typedef struct snapshot {
     row *rows;
     size_t n, cap;
+    size_t nodes; /* the masters scanned */
+    int oom;      /* a row could not be added */
 } snapshot;
 
 void cli_usage_ls(FILE *f)
@@ -193,31 +184,9 @@ static int parse(int argc, char **argv, int top, ls_opts *o)
 
 /* ---- Finding the locks ------------------------------------------------- */
 
-static int hash_tag(const char *s, size_t len)
+static int add_row(snapshot *s, const char *name, int kind, int64_t server_us)
 {
-    const char *open = memchr(s, '{', len), *close;
-    if (open == NULL)
-        return 0;
-    close = memchr(open + 1, '}', len - (size_t)(open + 1 - s));
-    return close != NULL && close != open + 1;
-}
-
-/* The name whose key ends in t[0..n) (keys.c, the other way): X for
- * "{X}" when X has no tag of its own (the library wrapped it), else t
- * itself (a name with a tag is kept as it is). Every key the library
- * makes ends in a tag; NULL for one that does not, and when out of
- * memory. "a" and "{a}" name the same key, and either opens it. */
-static char *name_of(const char *t, size_t n)
-{
-    if (!hash_tag(t, n))
-        return NULL;
-    if (n >= 3 && t[0] == '{' && t[n - 1] == '}' && !hash_tag(t + 1, n - 2))
-        return strndup(t + 1, n - 2);
-    return strndup(t, n);
-}
-
-static int add_row(snapshot *s, char *name, int kind, size_t node)
-{
+    char *copy;
     if (s->n == s->cap) {
         size_t cap = s->cap > 0 ? 2 * s->cap : 64;
         row *grown = realloc(s->rows, cap * sizeof(*grown));
@@ -226,129 +195,39 @@ static int add_row(snapshot *s, char *name, int kind, size_t node)
         s->rows = grown;
         s->cap = cap;
     }
+    if ((copy = strdup(name)) == NULL)
+        return -1;
     memset(&s->rows[s->n], 0, sizeof(s->rows[0]));
-    s->rows[s->n].name = name;
+    s->rows[s->n].name = copy;
     s->rows[s->n].kind = kind;
-    s->rows[s->n].node = node;
+    s->rows[s->n].server_us = server_us;
     s->rows[s->n].age_ms = -1;
     s->n++;
     return 0;
 }
 
-/* Adds the lock whose key this is, if it is one and matches. 0 or -1
- * (out of memory). */
-static int add_key(snapshot *s, const char *prefix, const ls_opts *o,
-                   const redisReply *key, size_t node)
+/* rdl_client_list_locks()'s callback: one row per lock. */
+static int on_lock(const rdl_lock_entry_t *e, void *data)
 {
-    size_t np = strlen(prefix), k;
-    const char *seg, *colon;
-    char *name;
-
-    if (key->type != REDIS_REPLY_STRING || strlen(key->str) != key->len ||
-        key->len <= np + 1 || memcmp(key->str, prefix, np) != 0 ||
-        key->str[np] != ':')
-        return 0;
-    seg = key->str + np + 1;
-    colon = strchr(seg, ':');
-    if (colon == NULL)
-        return 0;
+    snapshot *s = data;
+    size_t k;
     for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
-        if (strlen(kinds[k].segment) == (size_t)(colon - seg) &&
-            memcmp(kinds[k].segment, seg, (size_t)(colon - seg)) == 0)
+        if (strcmp(kinds[k].listed, e->kind) == 0)
             break;
     if (k == sizeof(kinds) / sizeof(kinds[0]))
-        return 0;
-    name = name_of(colon + 1, strlen(colon + 1));
-    if (name == NULL)
-        return hash_tag(colon + 1, strlen(colon + 1)) ? -1 : 0;
-    if (fnmatch(o->pattern, name, 0) != 0) {
-        free(name);
-        return 0;
-    }
-    if (add_row(s, name, (int)k, node) != 0) {
-        free(name);
-        return -1;
+        return 0; /* a kind this tool does not know yet */
+    if (add_row(s, e->name, (int)k, e->server_us) != 0) {
+        s->oom = 1;
+        return 1;
     }
     return 0;
-}
-
-/* prefix with the glob characters escaped, then ":*". */
-static char *scan_match(const char *prefix)
-{
-    char *m = malloc(2 * strlen(prefix) + 3), *p = m;
-    if (m == NULL)
-        return NULL;
-    for (; *prefix != '\0'; prefix++) {
-        if (strchr("*?[]\\^", *prefix) != NULL)
-            *p++ = '\\';
-        *p++ = *prefix;
-    }
-    strcpy(p, ":*");
-    return m;
-}
-
-/* SCAN over one server. 0 or an exit code (failed() says why). */
-static int scan_node(raw_conn *c, size_t node, const char *prefix,
-                     const char *match, const ls_opts *o, snapshot *s)
-{
-    char cursor[32] = "0";
-    do {
-        const char *argv[6] = {"SCAN", cursor, "MATCH", match, "COUNT", "1000"};
-        redisReply *r, *keys;
-        size_t i;
-        int rc = raw_command(c, &r, 6, argv);
-        if (rc != 0) {
-            failed(raw_addr(c), "SCAN: %s", raw_errmsg(c));
-            return rc;
-        }
-        if (r->type == REDIS_REPLY_ERROR) {
-            failed(raw_addr(c), "SCAN: %s", r->str);
-            freeReplyObject(r);
-            return EXIT_SOFTWARE;
-        }
-        if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-            r->element[0]->type != REDIS_REPLY_STRING ||
-            r->element[0]->len >= sizeof(cursor) ||
-            r->element[1]->type != REDIS_REPLY_ARRAY) {
-            failed(raw_addr(c), "SCAN: unexpected reply");
-            freeReplyObject(r);
-            return EXIT_SOFTWARE;
-        }
-        memcpy(cursor, r->element[0]->str, r->element[0]->len + 1);
-        keys = r->element[1];
-        for (i = 0; i < keys->elements; i++)
-            if (add_key(s, prefix, o, keys->element[i], node) != 0) {
-                freeReplyObject(r);
-                failed("ls", "out of memory");
-                return EXIT_SOFTWARE;
-            }
-        freeReplyObject(r);
-    } while (strcmp(cursor, "0") != 0);
-    return 0;
-}
-
-/* The server's clock in microseconds (TIME), or -1. */
-static int64_t server_us(raw_conn *c)
-{
-    const char *argv[1] = {"TIME"};
-    redisReply *r;
-    int64_t us = -1;
-    if (raw_command(c, &r, 1, argv) != 0)
-        return -1;
-    if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-        r->element[0]->type == REDIS_REPLY_STRING &&
-        r->element[1]->type == REDIS_REPLY_STRING)
-        us = strtoll(r->element[0]->str, NULL, 10) * 1000000 +
-             strtoll(r->element[1]->str, NULL, 10);
-    freeReplyObject(r);
-    return us;
 }
 
 static int by_name(const void *a, const void *b)
 {
     const row *x = a, *y = b;
     int d = strcmp(x->name, y->name);
-    return d != 0 ? d : strcmp(kinds[x->kind].shown, kinds[y->kind].shown);
+    return d != 0 ? d : strcmp(kinds[x->kind].listed, kinds[y->kind].listed);
 }
 
 /* top's order: most waiters, held before free, oldest hold (a known age
@@ -376,82 +255,63 @@ static void snapshot_free(snapshot *s)
     memset(s, 0, sizeof(*s));
 }
 
-/* Scans every node, reads each lock's state, sorts. 0 or an exit code
- * (failed() says why). */
-static int snapshot_take(const cli *g, rdl_client_t *c, raw_nodes *nodes,
-                         const ls_opts *o, snapshot *s)
+/* Fails the snapshot with the client's message for rc; returns the exit
+ * code. */
+static int failed_rc(rdl_client_t *c, const char *what, int rc)
 {
-    const char *prefix = g->prefix != NULL ? g->prefix : "rdl";
-    char *match = scan_match(prefix);
-    int64_t *now = calloc(nodes->n + 1, sizeof(*now));
+    failed(what, "%s (%s)", rdl_client_errmsg(c), rdl_err_name(rc));
+    return cli_exit_code(rc) == EXIT_USAGE ? EXIT_SOFTWARE : cli_exit_code(rc);
+}
+
+/* Lists the locks, reads each one's state, sorts. 0 or an exit code
+ * (failed() says why). */
+static int snapshot_take(rdl_client_t *c, const ls_opts *o, snapshot *s)
+{
     size_t i, j;
-    int rc = 0;
+    int rc = 0, e;
 
     memset(s, 0, sizeof(*s));
-    if (match == NULL || now == NULL) {
+    if ((e = rdl_client_list_locks(c, o->pattern, on_lock, s)) == 0 && s->oom)
+        e = RDL_ENOMEM;
+    if (e == 0)
+        e = rdl_client_master_count(c, &s->nodes);
+    if (e != 0 && s->oom) {
         failed("ls", "out of memory");
         rc = EXIT_SOFTWARE;
+    } else if (e != 0) {
+        rc = failed_rc(c, "ls", e);
     }
-    for (i = 0; rc == 0 && i < nodes->n; i++)
-        rc = scan_node(nodes->conn[i], i, prefix, match, o, s);
-    free(match);
     if (rc != 0) {
-        free(now);
         snapshot_free(s);
         return rc;
     }
-    /* One row per lock: SCAN may return a key twice, and an rw lock may
-     * have been seen by its hold and by its fence. */
-    if (s->n > 1)
-        qsort(s->rows, s->n, sizeof(s->rows[0]), by_name);
-    for (i = j = 0; i < s->n; i++) {
-        if (j > 0 && strcmp(s->rows[j - 1].name, s->rows[i].name) == 0 &&
-            strcmp(kinds[s->rows[j - 1].kind].shown,
-                   kinds[s->rows[i].kind].shown) == 0) {
-            free(s->rows[i].name);
-            continue;
-        }
-        s->rows[j++] = s->rows[i];
-    }
-    s->n = j;
     for (i = j = 0; rc == 0 && i < s->n; i++) {
         row *r = &s->rows[i];
+        const char *k = kinds[r->kind].listed;
         cli_lock l;
-        int e = cli_lock_open(c, kinds[r->kind].open, r->name, 1, &l);
+        e = cli_lock_open(c, kinds[r->kind].open, r->name, 1, &l);
         if (e == 0) {
             e = rdl_lock_info(l.lock, 0, &r->info);
             cli_lock_free(&l);
-        } else if (e == RDL_EINVAL) {
-            /* A key no valid name gives (too long): not a lock of ours. */
-            cli_note(g, "skipping \"%s\": %s", r->name, rdl_client_errmsg(c));
         }
-        if (e != 0 && e != RDL_EINVAL) {
-            failed(r->name, "%s (%s)", rdl_client_errmsg(c), rdl_err_name(e));
-            rc = cli_exit_code(e) == EXIT_USAGE ? EXIT_SOFTWARE
-                                                : cli_exit_code(e);
-        }
-        if (e != 0 || (o->held && !r->info.locked)) {
+        if (e != 0) {
+            rc = failed_rc(c, r->name, e);
             free(r->name);
             continue;
         }
+        if (o->held && !r->info.locked) {
+            free(r->name);
+            continue;
+        }
+        if (r->info.locked && r->info.fencing_token > 0 && r->server_us >= 0 &&
+            (strcmp(k, "lock") == 0 || strcmp(k, "fair") == 0) &&
+            r->info.fencing_token <= (uint64_t)r->server_us)
+            r->age_ms = (r->server_us - (int64_t)r->info.fencing_token) / 1000;
         s->rows[j++] = *r;
     }
     while (i < s->n)
         free(s->rows[i++].name);
     s->n = j;
-    /* The clocks, after the reads: an age is the time since the grant at
-     * the moment of the TIME, a few ms past the read at most. */
-    for (i = 0; rc == 0 && i < nodes->n; i++)
-        now[i] = server_us(nodes->conn[i]);
-    for (i = 0; rc == 0 && i < s->n; i++) {
-        row *r = &s->rows[i];
-        const char *k = kinds[r->kind].shown;
-        if (r->info.locked && r->info.fencing_token > 0 && now[r->node] >= 0 &&
-            (strcmp(k, "lock") == 0 || strcmp(k, "fair") == 0) &&
-            r->info.fencing_token <= (uint64_t)now[r->node])
-            r->age_ms = (now[r->node] - (int64_t)r->info.fencing_token) / 1000;
-    }
-    free(now);
     if (rc != 0) {
         snapshot_free(s);
         return rc;
@@ -476,9 +336,10 @@ static void print_json(const snapshot *s)
         printf(",\"kind\":\"%s\",\"locked\":%s,\"holders\":%u,"
                "\"permits\":%u,\"ttl_ms\":%lld,\"hold_count\":%u,"
                "\"fencing_token\":%llu,\"waiters\":%u,\"age_ms\":",
-               kinds[r->kind].shown, in->locked ? "true" : "false", in->holders,
-               in->permits, (long long)in->ttl_ms, in->holder_count,
-               (unsigned long long)in->fencing_token, in->waiters);
+               kinds[r->kind].listed, in->locked ? "true" : "false",
+               in->holders, in->permits, (long long)in->ttl_ms,
+               in->holder_count, (unsigned long long)in->fencing_token,
+               in->waiters);
         if (r->age_ms >= 0)
             printf("%lld}", (long long)r->age_ms);
         else
@@ -550,8 +411,8 @@ static char **table(const snapshot *s)
                 *p++ = *src;
         *p = '\0';
         cell[i * NCOLS] = n;
-        snprintf(b[1], sizeof(b[1]), "%s", kinds[r->kind].shown);
-        if (strcmp(kinds[r->kind].shown, "semaphore") == 0)
+        snprintf(b[1], sizeof(b[1]), "%s", kinds[r->kind].listed);
+        if (strcmp(kinds[r->kind].listed, "semaphore") == 0)
             snprintf(b[2], sizeof(b[2]), "%u/%u", r->info.holders,
                      r->info.permits);
         else
@@ -621,22 +482,9 @@ static int flushed(void)
 
 /* ---- rdl ls ------------------------------------------------------------ */
 
-/* Connects the client and the raw connections. 0 or an exit code. */
-static int open_all(const cli *g, rdl_client_t **c, raw_nodes *nodes)
-{
-    int rc;
-    *c = cli_connect(g, 0);
-    if ((rc = raw_nodes_open(g, nodes)) != 0) {
-        rdl_client_free(*c);
-        *c = NULL;
-    }
-    return rc;
-}
-
 int cli_ls(const cli *g, int argc, char **argv)
 {
     rdl_client_t *c;
-    raw_nodes nodes;
     snapshot s;
     ls_opts o;
     char **lines;
@@ -646,10 +494,8 @@ int cli_ls(const cli *g, int argc, char **argv)
     if (rc != 0)
         return rc < 0 ? 0 : rc;
     signal(SIGPIPE, SIG_IGN);
-    if ((rc = open_all(g, &c, &nodes)) != 0)
-        return rc;
-    rc = snapshot_take(g, c, &nodes, &o, &s);
-    raw_nodes_close(&nodes);
+    c = cli_connect(g, 0);
+    rc = snapshot_take(c, &o, &s);
     rdl_client_free(c);
     if (rc != 0) {
         cli_error(fail_what, "%s", fail_why);
@@ -764,8 +610,7 @@ static int pause_ms(int64_t ms, int keys)
 
 /* One frame: the summary line, then as much of the table as the terminal
  * shows (on a terminal, each line cut at its width). */
-static void draw(const cli *g, const raw_nodes *nodes, const ls_opts *o,
-                 const snapshot *s, int tty)
+static void draw(const cli *g, const ls_opts *o, const snapshot *s, int tty)
 {
     struct winsize ws;
     char **lines = table(s), stamp[16];
@@ -788,8 +633,8 @@ static void draw(const cli *g, const raw_nodes *nodes, const ls_opts *o,
         fputs("\033[H", stdout);
     printf("rdl top - %s - prefix %s, %zu node%s - %zu lock%s, %zu held, "
            "%lu waiting%s\n",
-           stamp, g->prefix != NULL ? g->prefix : "rdl", nodes->n,
-           nodes->n == 1 ? "" : "s", s->n, s->n == 1 ? "" : "s", held, waiting,
+           stamp, g->prefix != NULL ? g->prefix : "rdl", s->nodes,
+           s->nodes == 1 ? "" : "s", s->n, s->n == 1 ? "" : "s", held, waiting,
            tty ? "\033[K" : "");
     if (!o->once)
         printf("every %lld ms%s%s\n", (long long)o->interval_ms,
@@ -826,7 +671,6 @@ static void draw(const cli *g, const raw_nodes *nodes, const ls_opts *o,
 int cli_top(const cli *g, int argc, char **argv)
 {
     rdl_client_t *c;
-    raw_nodes nodes;
     snapshot s;
     ls_opts o;
     int rc = parse(argc, argv, 1, &o), tty;
@@ -834,8 +678,7 @@ int cli_top(const cli *g, int argc, char **argv)
     if (rc != 0)
         return rc < 0 ? 0 : rc;
     signal(SIGPIPE, SIG_IGN);
-    if ((rc = open_all(g, &c, &nodes)) != 0)
-        return rc;
+    c = cli_connect(g, 0);
     tty = !o.once && !o.json && isatty(STDOUT_FILENO);
     if (!o.once) {
         handle(SIGINT, on_signal);
@@ -860,12 +703,12 @@ int cli_top(const cli *g, int argc, char **argv)
             screen_enter();
         }
         got_winch = 0;
-        if ((rc = snapshot_take(g, c, &nodes, &o, &s)) != 0)
+        if ((rc = snapshot_take(c, &o, &s)) != 0)
             break;
         if (o.json)
             print_json(&s);
         else
-            draw(g, &nodes, &o, &s, tty);
+            draw(g, &o, &s, tty);
         snapshot_free(&s);
         if ((rc = flushed()) != 0) {
             rc = rc == 1 ? 0 : rc;
@@ -879,7 +722,6 @@ int cli_top(const cli *g, int argc, char **argv)
     screen_leave();
     if (rc != 0 && fail_what[0] != '\0')
         cli_error(fail_what, "%s", fail_why);
-    raw_nodes_close(&nodes);
     rdl_client_free(c);
     if (rc == 0 && (got_signal == SIGTERM || got_signal == SIGHUP))
         rc = 128 + got_signal;
