@@ -57,5 +57,5 @@ if h[1] and h[1] ~= '' then
     return {0, pttl, 1}
 end
 
-return {1, grant(KEYS[1], me, ARGV[3], lease, h[3], clock_us(), h[6], h[7],
+return {1, grant(KEYS[1], me, ARGV[3], ARGV[2], h[3], clock_us(), h[6], h[7],
     h[5], ARGV[5], ARGV[6]), 1}

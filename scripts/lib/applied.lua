@@ -57,7 +57,7 @@ local function applied_add(key, field, id, st, window, set, new, now)
         n = n + 1
     end
     set[#set + 1] = field
-    set[#set + 1] = g .. '|' .. id
+    set[#set + 1] = (st[3] or '0') .. '|' .. id
     set[#set + 1] = 'dn'
     set[#set + 1] = n
     redis.call('HSET', key, unpack(set))

@@ -17,9 +17,10 @@
 -- (docs/design-notes.md "Targeted wake-ups"). Holes left by owners that
 -- registered again, acquired or left are skipped once each.
 
--- 1 if registrations may be waiting between qh and qt (as read).
+-- True if registrations may be waiting between qh and qt (as read; a
+-- lock that never had a waiter has no qt, and no number is read).
 local function waiters_maybe(qh, qt)
-    return tonumber(qh or '1') <= tonumber(qt or '0')
+    return qt and tonumber(qh or '1') <= tonumber(qt)
 end
 
 -- Registers `owner` at the back until now + life. qt: the hash's qt, old:

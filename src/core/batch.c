@@ -12,11 +12,12 @@
 #include "script.h"
 
 /* A batch's bounds: its keys and arguments (with three numbers per call)
- * stay within what script.c sends in one command. 16 calls: with 50
- * acquisitions in flight on one connection, batches of 10 to 25 that
- * leave as soon as they are full gave 53-55k cycles/s where batches of 64
- * sent at the end of the loop iteration gave 42-43k (docs/benchmarks.md). */
-#define MAX_CALLS 16
+ * stay within what script.c sends in one command. 32 calls: with 50
+ * acquisitions in flight on one connection, batches that leave as soon as
+ * they are full did best between 20 and 32 calls (61-65k cycles/s, five
+ * runs each; 8 calls: 59k; 50, one batch per round: 48k, the client and
+ * the server taking turns instead of working at once; docs/benchmarks.md). */
+#define MAX_CALLS 32
 #define MAX_WORDS 1000
 
 typedef struct item {
