@@ -259,7 +259,10 @@ RDL_API const char *rdl_client_id(const rdl_client_t *c);
 /** Counters of what a client did since it was created. */
 typedef struct rdl_client_stats_s {
     uint64_t commands;         /**< commands written to servers */
-    uint64_t scripts;          /**< of which script calls (EVALSHA) */
+    uint64_t scripts;          /**< script calls made; calls of the plain
+                                    lock made in one loop iteration leave
+                                    as one command (a batch), each counted
+                                    here, so this may exceed commands */
     uint64_t script_loads;     /**< scripts (re)loaded after NOSCRIPT */
     uint64_t messages;         /**< pub/sub messages received */
     uint64_t subscribes;       /**< SUBSCRIBE commands sent */
