@@ -21,9 +21,11 @@ typedef struct bctx {
     int release;     /* the calls release instead of acquiring */
     int close_after; /* rdl_client_close() right after starting them */
     int close_rc;
-    int status[N]; /* 0 pending, 1 done, else its error code */
-    int done;      /* callbacks so far (loop thread) */
-    int all;       /* atomic: every call has its outcome */
+    int status[N];    /* 0 pending, 1 done, else its error code */
+    int done;         /* callbacks so far (loop thread) */
+    int all;          /* atomic: every call has its outcome */
+    int left[N];      /* chains: cycles still to run */
+    int releasing[N]; /* chains: the call in flight is a release */
 } bctx;
 
 static void on_done(rdl_req_t *req, int status)
@@ -63,8 +65,10 @@ static void do_connect(void *arg)
     b->close_rc = rdl_client_connect(b->c);
 }
 
-/* A client on a loop thread of its own, for url, with locks <tag>:0..N-1. */
-static void setup(bctx *b, const char *url, const char *tag)
+/* A client on a loop thread of its own, for url (with TLS options, or
+ * NULL), with locks <tag>:0..N-1. */
+static void setup_tls(bctx *b, const char *url, const rdl_tls_options_t *tls,
+                      const char *tag)
 {
     char name[64];
     int i;
@@ -72,6 +76,8 @@ static void setup(bctx *b, const char *url, const char *tag)
     b->lp = rdlt_loop_start();
     b->c = rdlt_client_new(url);
     rdlt_assert_ok(rdl_client_set_timeouts_ms(b->c, 2000, 1000));
+    if (tls != NULL)
+        rdlt_assert_ok(rdl_client_set_tls(b->c, tls));
     rdlt_assert_ok(rdl_client_set_loop(b->c, rdlt_loop_uv(b->lp)));
     rdlt_loop_call(b->lp, do_connect, b);
     rdlt_assert_ok(b->close_rc);
@@ -79,6 +85,11 @@ static void setup(bctx *b, const char *url, const char *tag)
         snprintf(name, sizeof(name), "%s:%d", tag, i);
         b->l[i] = rdlt_lock(b->c, name);
     }
+}
+
+static void setup(bctx *b, const char *url, const char *tag)
+{
+    setup_tls(b, url, NULL, tag);
 }
 
 static void run_all(bctx *b, int release)
@@ -323,6 +334,138 @@ static void test_batch_close_before_it_leaves(void **state)
     finish(&b);
 }
 
+/* ---- chains: each call made from the callback of the one before ------- */
+
+#define ROUNDS 25
+
+static void on_chain(rdl_req_t *req, int status);
+
+static void chain_call(bctx *b, int i)
+{
+    int rc;
+    memset(&b->req[i], 0, sizeof(b->req[i]));
+    b->req[i].data = b;
+    rc = b->releasing[i]
+             ? rdl_lock_release_async(&b->req[i], b->l[i], OWNER, on_chain)
+             : rdl_lock_acquire_async(&b->req[i], b->l[i], OWNER, 0, 10000,
+                                      on_chain);
+    if (rc != 0)
+        on_chain(&b->req[i], rc);
+}
+
+static void on_chain(rdl_req_t *req, int status)
+{
+    bctx *b = req->data;
+    int i = (int)(req - b->req);
+    if (status != 0 || (b->releasing[i] && --b->left[i] == 0)) {
+        b->status[i] = status == 0 ? 1 : status;
+        if (++b->done == N)
+            __atomic_store_n(&b->all, 1, __ATOMIC_RELEASE);
+        return;
+    }
+    b->releasing[i] = !b->releasing[i];
+    chain_call(b, i);
+}
+
+static void start_chains(void *arg)
+{
+    bctx *b = arg;
+    int i;
+    b->done = 0;
+    for (i = 0; i < N; i++) {
+        b->left[i] = ROUNDS;
+        b->releasing[i] = 0;
+        b->status[i] = 0;
+        chain_call(b, i);
+    }
+}
+
+/* N chains of ROUNDS acquire+release cycles: the calls are made inside
+ * the callbacks of replies, so full batches leave from between two
+ * replies of one read (rdl__conn_flush_soon). Every chain ends, nothing
+ * is held, and the calls shared commands. Over TLS too, where that write
+ * happens while a read's records are being decrypted. */
+static void run_chains(bctx *b, rdlt_server *s)
+{
+    rdl_client_stats_t st0 = rdlt_stats(b->c), st1;
+    rdlt_loop_call(b->lp, start_chains, b);
+    if (!rdlt_wait_flag(&b->all, 30000))
+        fail_msg("after 30 s only %d of %d chains ended", b->done, N);
+    assert_all(b, 1);
+    assert_held(b, 0);
+    assert_int_equal(rdlt_count_held(s, "*"), 0);
+    st1 = rdlt_stats(b->c);
+    assert_true(st1.scripts - st0.scripts >= 2 * N * ROUNDS);
+    if (st1.commands - st0.commands >= N * ROUNDS)
+        fail_msg("%llu commands for %d calls",
+                 (unsigned long long)(st1.commands - st0.commands),
+                 2 * N * ROUNDS);
+}
+
+static void test_batch_chains(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    bctx b;
+    (void)state;
+
+    setup(&b, rdlt_server_url(s), "chain");
+    run_chains(&b, s);
+    finish(&b);
+}
+
+#ifdef RDL_WITH_TLS
+static void test_batch_chains_over_tls(void **state)
+{
+    const rdlt_pki *k = rdlt_pki_make();
+    rdlt_server *s = rdlt_tls_server_start(k, k->server, 0, NULL);
+    rdl_tls_options_t o;
+    bctx b;
+    (void)state;
+
+    memset(&o, 0, sizeof(o));
+    o.ca_file = k->ca;
+    setup_tls(&b, rdlt_tls_url(s), &o, "tls");
+    run_chains(&b, s);
+    finish(&b);
+}
+#endif
+
+/* On a cluster, calls of one slot share commands and calls of different
+ * slots never do (a script's keys must share a slot): names of one hash
+ * tag, then names spread over every master, all acquired and released. */
+static void test_batch_cluster_slots(void **state)
+{
+    rdlt_cluster *cl = rdlt_cluster_start();
+    rdl_client_stats_t st0;
+    bctx b;
+    (void)state;
+
+    setup(&b, rdlt_cluster_url(cl), "{grp}");
+    st0 = rdlt_stats(b.c);
+    run_all(&b, 0);
+    assert_all(&b, 1);
+    /* Two batches, and the handshake of the connection to the slot's
+     * master (opened on first use); unbatched it would be N. */
+    if (rdlt_stats(b.c).commands - st0.commands > N / 4)
+        fail_msg("%llu commands for %d acquisitions of one slot",
+                 (unsigned long long)(rdlt_stats(b.c).commands - st0.commands),
+                 N);
+    assert_held(&b, 1);
+    run_all(&b, 1);
+    assert_all(&b, 1);
+    assert_held(&b, 0);
+    finish(&b);
+
+    setup(&b, rdlt_cluster_url(cl), "spread");
+    run_all(&b, 0);
+    assert_all(&b, 1);
+    assert_held(&b, 1);
+    run_all(&b, 1);
+    assert_all(&b, 1);
+    assert_held(&b, 0);
+    finish(&b);
+}
+
 static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_batch_calls_share_commands),
     RDLT_TEST(test_batch_outcomes_are_per_call),
@@ -331,6 +474,11 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_batch_after_script_flush),
     RDLT_TEST(test_batch_on_replica_fails_each_call),
     RDLT_TEST(test_batch_close_before_it_leaves),
+    RDLT_TEST(test_batch_chains),
+#ifdef RDL_WITH_TLS
+    RDLT_TEST(test_batch_chains_over_tls),
+#endif
+    RDLT_TEST(test_batch_cluster_slots),
 };
 
 RDLT_MAIN(tests)
