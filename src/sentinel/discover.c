@@ -31,10 +31,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "sentinel_int.h"
 
-#define CHECK_MS 2000 /* a round with a confirmed master */
-#define RETRY_MS 100  /* a round after one that found no master */
+#define CHECK_MS 2000     /* a round with a confirmed master */
+#define RETRY_MS 100      /* a round after one that found no master, doubled */
+#define RETRY_MAX_MS 2000 /* for each such round in a row, up to this */
 /* After an event named a new master, answers at the old epoch are taken
  * for stale this long; if every sentinel still gives them after that, the
  * failover did not happen after all. */
@@ -75,6 +78,24 @@ static void note(rdl__sentinel *s, size_t i, const char *what)
              s->c->url.seeds[i].host, s->c->url.seeds[i].port, what);
 }
 
+/* When to look again after a round that ended without a confirmed master
+ * (no sentinel named one, or the one named says it is not a master): 100
+ * ms after the first, doubling for each such round in a row up to 2 s,
+ * with jitter. Every sentinel down, or naming a replica, must not become
+ * every client asking every sentinel ten times a second. */
+static uint64_t retry_ms(rdl__sentinel *s)
+{
+    uint64_t ms = RETRY_MS;
+    unsigned i;
+    for (i = 0; i < s->failed_rounds && ms < RETRY_MAX_MS; i++)
+        ms *= 2;
+    if (ms > RETRY_MAX_MS)
+        ms = RETRY_MAX_MS;
+    if (s->failed_rounds < 32)
+        s->failed_rounds++;
+    return ms / 2 + randombytes_uniform((uint32_t)(ms / 2 + 1));
+}
+
 /* Every sentinel was asked and none named the master. */
 static void round_failed(rdl__sentinel *s)
 {
@@ -94,7 +115,7 @@ static void round_failed(rdl__sentinel *s)
                         s->master, s->why);
     if (!s->started)
         settle(s, status);
-    rdl__sentinel_check_in(s, RETRY_MS);
+    rdl__sentinel_check_in(s, retry_ms(s));
 }
 
 /* ---- the master ------------------------------------------------------------ */
@@ -147,10 +168,11 @@ static void on_role(void *data, int status, const redisReply *r)
         /* The sentinel's view is behind: ask again shortly. */
         rdl__errmsg_set(s->c, "%s is not a master (yet)",
                         rdl__conn_addr(s->cmd));
-        rdl__sentinel_check_in(s, RETRY_MS);
+        rdl__sentinel_check_in(s, retry_ms(s));
         return;
     }
     s->confirmed = 1;
+    s->failed_rounds = 0;
     ask_replicas(s);
     if (!s->started)
         settle(s, 0);

@@ -50,6 +50,7 @@ typedef struct rdl__sentinel {
     size_t tried;   /* sentinels asked in this round */
     size_t unknown; /* of which answered that they do not know the master */
     char why[600];  /* what each failed sentinel said, for the message */
+    unsigned failed_rounds; /* rounds in a row that found no master */
 
     /* Stale answers: a sentinel that has not yet learnt of a failover
      * names the old master, which, restarted, says it is one until

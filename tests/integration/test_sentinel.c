@@ -5,6 +5,8 @@
  * silently gone, and waiters are served by the new master. */
 #include <signal.h>
 #include <string.h>
+#include <strings.h>
+#include <stdio.h>
 
 #include "rdlt.h"
 
@@ -352,6 +354,173 @@ static void test_sentinel_tls(void **state)
 #endif
 }
 
+/* A fake sentinel (tests/support/fake.c) that names `master_port` as the
+ * master while `known` is set, and answers nil (it does not know the
+ * master) when it is not. */
+typedef struct fake_sentinel {
+    int master_port; /* atomic */
+    int known;       /* atomic */
+} fake_sentinel;
+
+static int fake_sentinel_rule(rdlt_fake *f, void *data, int argc, char **argv,
+                              size_t *lens, unsigned n, char *out,
+                              size_t outlen)
+{
+    fake_sentinel *fs = data;
+    (void)f;
+    (void)lens;
+    (void)n;
+    if (argc == 2 && strcasecmp(argv[0], "SUBSCRIBE") == 0) {
+        snprintf(out, outlen, "*3\r\n$9\r\nsubscribe\r\n$%zu\r\n%s\r\n:1\r\n",
+                 strlen(argv[1]), argv[1]);
+        return RDLT_FAKE_REPLY;
+    }
+    if (argc < 2 || strcasecmp(argv[0], "SENTINEL") != 0)
+        return RDLT_FAKE_FORWARD;
+    if (strcasecmp(argv[1], "MASTER") == 0) {
+        snprintf(out, outlen, "*2\r\n$12\r\nconfig-epoch\r\n$1\r\n1\r\n");
+    } else if (strcasecmp(argv[1], "get-master-addr-by-name") == 0) {
+        char port[16];
+        int len = snprintf(port, sizeof(port), "%d",
+                           __atomic_load_n(&fs->master_port, __ATOMIC_ACQUIRE));
+        if (!__atomic_load_n(&fs->known, __ATOMIC_ACQUIRE))
+            snprintf(out, outlen, "*-1\r\n");
+        else
+            snprintf(out, outlen, "*2\r\n$9\r\n127.0.0.1\r\n$%d\r\n%s\r\n", len,
+                     port);
+    } else {
+        snprintf(out, outlen, "-ERR not faked\r\n");
+    }
+    return RDLT_FAKE_REPLY;
+}
+
+/* Every sentinel stops knowing the master: the client keeps using the
+ * master it confirmed, and looks again with a growing delay (100 ms,
+ * doubling up to 2 s, with jitter) instead of every 100 ms, so a
+ * Sentinel deployment that lost its master, or is down, is not asked ten
+ * times a second by every client. Counted over 2.5 s: a fixed 100 ms
+ * would be about 25 rounds, the backoff about 6; a slower machine only
+ * makes fewer. */
+static void test_sentinel_failed_rounds_back_off(void **state)
+{
+    rdlt_server *m = rdlt_server_start();
+    fake_sentinel fs = {rdlt_server_port(m), 1};
+    rdlt_fake *f = rdlt_fake_start(m, fake_sentinel_rule, &fs);
+    char url[128];
+    rdl_client_t *c;
+    rdl_lock_t *l;
+    unsigned before, first, after;
+    int64_t until;
+    (void)state;
+
+    snprintf(url, sizeof(url), "redis+sentinel://127.0.0.1:%d/fake",
+             rdlt_fake_port(f));
+    c = rdlt_client_new(url);
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 2000, 1000));
+    rdlt_assert_ok(rdl_client_connect(c));
+    l = rdlt_lock(c, "backoff");
+    rdlt_assert_ok(rdl_lock_acquire(l, 0, 5000));
+    rdlt_assert_ok(rdl_lock_release(l));
+
+    __atomic_store_n(&fs.known, 0, __ATOMIC_RELEASE);
+    /* The next periodic round (every 2 s) is the first to fail. */
+    before = rdlt_fake_count(f, "SENTINEL");
+    until = rdlt_now_ms() + 5000;
+    while ((first = rdlt_fake_count(f, "SENTINEL")) < before + 2 &&
+           rdlt_now_ms() < until)
+        rdlt_sleep_ms(10);
+    assert_true(first >= before + 2);
+    rdlt_sleep_ms(2500);
+    after = rdlt_fake_count(f, "SENTINEL");
+    /* Two commands per round (the epoch, then the address). */
+    if (after - first > 2 * 12)
+        fail_msg("%u rounds in 2.5 s after the first failed one",
+                 (after - first) / 2);
+    /* The confirmed master is still used meanwhile. */
+    rdlt_assert_ok(rdl_lock_acquire(l, 0, 5000));
+    rdlt_assert_ok(rdl_lock_release(l));
+
+    /* Known again: a round finds it, and the rounds are periodic again. */
+    __atomic_store_n(&fs.known, 1, __ATOMIC_RELEASE);
+    rdlt_sleep_ms(2100);
+    before = rdlt_fake_count(f, "SENTINEL");
+    rdlt_sleep_ms(1500);
+    if (rdlt_fake_count(f, "SENTINEL") - before > 2 * 2)
+        fail_msg("%u rounds in 1.5 s with the master known",
+                 (rdlt_fake_count(f, "SENTINEL") - before) / 2);
+}
+
+typedef struct park_call {
+    rdl_lock_t *l;
+    int rc;
+    int done; /* atomic */
+} park_call;
+
+static void *park_acquire(void *arg)
+{
+    park_call *p = arg;
+    p->rc = rdl_lock_acquire_as(p->l, (rdl_owner_t)1, 0, 5000);
+    __atomic_store_n(&p->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* The sentinel names a replica (its view is behind a failover, or wrong):
+ * the client moves to it, but ROLE says it is not a master, so commands
+ * wait (parked) instead of meeting READONLY there, and the rounds back
+ * off. When the sentinel names the master again, the waiting acquisition
+ * runs there. */
+static void test_sentinel_named_replica_is_not_used(void **state)
+{
+    rdlt_server *m = rdlt_server_start();
+    char port[16];
+    const char *args[] = {"--replicaof", "127.0.0.1", port, NULL};
+    rdlt_server *r;
+    fake_sentinel fs;
+    rdlt_fake *f;
+    char url[128];
+    rdl_client_t *c;
+    park_call p = {0};
+    rdlt_thread *t;
+    unsigned before;
+    int64_t until;
+    redisReply *rep;
+    (void)state;
+
+    snprintf(port, sizeof(port), "%d", rdlt_server_port(m));
+    r = rdlt_server_start_args(args);
+    fs.master_port = rdlt_server_port(m);
+    fs.known = 1;
+    f = rdlt_fake_start(m, fake_sentinel_rule, &fs);
+    snprintf(url, sizeof(url), "redis+sentinel://127.0.0.1:%d/fake",
+             rdlt_fake_port(f));
+    c = rdlt_client_new(url);
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 2000, 8000));
+    rdlt_assert_ok(rdl_client_connect(c));
+    p.l = rdlt_lock(c, "parked");
+
+    /* From the next periodic round on, the sentinel names the replica. */
+    __atomic_store_n(&fs.master_port, rdlt_server_port(r), __ATOMIC_RELEASE);
+    before = rdlt_fake_count(f, "SENTINEL");
+    until = rdlt_now_ms() + 5000;
+    while (rdlt_fake_count(f, "SENTINEL") < before + 4 && rdlt_now_ms() < until)
+        rdlt_sleep_ms(10);
+    assert_true(rdlt_fake_count(f, "SENTINEL") >= before + 4);
+
+    t = rdlt_thread_start(park_acquire, &p);
+    rdlt_sleep_ms(500);
+    assert_false(__atomic_load_n(&p.done, __ATOMIC_ACQUIRE));
+
+    __atomic_store_n(&fs.master_port, rdlt_server_port(m), __ATOMIC_RELEASE);
+    if (!rdlt_wait_flag(&p.done, 7000))
+        fail_msg("the parked acquisition did not run on the master");
+    rdlt_thread_join(t);
+    rdlt_assert_ok(p.rc);
+    rep = rdlt_cmd(m, "HGET rdl:lock:{parked} o");
+    assert_int_equal(rep->type, REDIS_REPLY_STRING);
+    freeReplyObject(rep);
+    rdlt_assert_ok(rdl_lock_release_as(p.l, (rdl_owner_t)1));
+}
+
 static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_sentinel_lock_on_master),
     RDLT_TEST(test_sentinel_list_locks),
@@ -363,6 +532,8 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_sentinel_tls),
     RDLT_TEST(test_sentinel_close_states),
     RDLT_TEST(test_sentinel_master_restart),
+    RDLT_TEST(test_sentinel_failed_rounds_back_off),
+    RDLT_TEST(test_sentinel_named_replica_is_not_used),
 };
 
 RDLT_MAIN(tests)
