@@ -135,7 +135,6 @@ static void test_durable_replicas_paused(void **state)
     rdlt_server *r1 = rdlt_sentinel_data(sn, 1),
                 *r2 = rdlt_sentinel_data(sn, 2);
     int64_t t0, deadline;
-    int rc;
     (void)state;
 
     rdlt_server_signal(r1, SIGSTOP);
@@ -164,12 +163,10 @@ static void test_durable_replicas_paused(void **state)
     }
     rdlt_server_signal(r1, SIGCONT);
     rdlt_server_signal(r2, SIGCONT);
-    /* The replicas catch up after their pause: confirmed again soon. */
-    deadline = rdlt_now_ms() + 10000;
-    while ((rc = rdl_lock_acquire_as(la, A, 0, 30000)) == RDL_ENOREPLICAS &&
-           rdlt_now_ms() < deadline)
-        rdlt_sleep_ms(100);
-    rdlt_assert_ok(rc);
+    /* Once both replicas are linked and synced again, the next grant is
+     * confirmed. */
+    rdlt_sentinel_wait_synced(sn, 15000);
+    rdlt_assert_ok(rdl_lock_acquire_as(la, A, 0, 30000));
     rdlt_assert_ok(rdl_lock_release_as(la, A));
 }
 
@@ -211,11 +208,8 @@ static void test_durable_all_waits_for_an_unlisted_replica(void **state)
     assert_non_null(strstr(rdl_client_errmsg(all), "1 of 2 replicas"));
     wait_free(m, "u");
     rdlt_server_signal(r1, SIGCONT);
-    deadline = rdlt_now_ms() + 10000;
-    while ((rc = rdl_lock_acquire_as(la, A, 0, 30000)) == RDL_ENOREPLICAS &&
-           rdlt_now_ms() < deadline)
-        rdlt_sleep_ms(100);
-    rdlt_assert_ok(rc);
+    rdlt_sentinel_wait_synced(sn, 15000);
+    rdlt_assert_ok(rdl_lock_acquire_as(la, A, 0, 30000));
     rdlt_assert_ok(rdl_lock_release_as(la, A));
 }
 
