@@ -18,7 +18,6 @@
  * twice, and a held read-write lock shows by its hold and its fence), and
  * handed to the callback. */
 #include <fnmatch.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +27,7 @@
 #include "client.h"
 #include "errmsg.h"
 #include "keys.h"
+#include "reply.h"
 #include "sync.h"
 
 #define SCAN_COUNT "1000"
@@ -170,23 +170,6 @@ static void on_scan(void *data, int status, const redisReply *r)
         finish(k, status, "SCAN", NULL);
 }
 
-/* TIME: [seconds, microseconds], or -1. */
-static int64_t time_us(const redisReply *r)
-{
-    long long sec, usec;
-    char buf[48];
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-        r->element[0]->type != REDIS_REPLY_STRING ||
-        r->element[1]->type != REDIS_REPLY_STRING ||
-        r->element[0]->len + r->element[1]->len + 2 > sizeof(buf))
-        return -1;
-    snprintf(buf, sizeof(buf), "%s %s", r->element[0]->str, r->element[1]->str);
-    if (sscanf(buf, "%lld %lld", &sec, &usec) != 2 || sec < 0 || usec < 0 ||
-        usec >= 1000000)
-        return -1;
-    return (int64_t)sec * 1000000 + usec;
-}
-
 static void on_time(void *data, int status, const redisReply *r)
 {
     list_call *k = data;
@@ -196,7 +179,7 @@ static void on_time(void *data, int status, const redisReply *r)
     }
     /* A server that refuses TIME (an ACL) still had its keys listed; only
      * the clock is unknown. */
-    k->clock[k->at] = status == 0 ? time_us(r) : -1;
+    k->clock[k->at] = status == 0 ? rdl__reply_time_us(r) : -1;
     if (++k->at == k->nmasters) {
         rdl__sync_done(&k->sync, 0);
         return;

@@ -233,6 +233,20 @@ static int has_word(const redisReply *v, const char *w)
     return 0;
 }
 
+int64_t rdl__reply_time_us(const redisReply *r)
+{
+    long long sec, usec;
+    if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+        r->element[0]->type != REDIS_REPLY_STRING ||
+        r->element[1]->type != REDIS_REPLY_STRING)
+        return -1;
+    sec = number_of(r->element[0]);
+    usec = number_of(r->element[1]);
+    if (sec < 0 || usec < 0 || usec >= 1000000)
+        return -1;
+    return (int64_t)sec * 1000000 + usec;
+}
+
 long long rdl__reply_sentinel_epoch(const redisReply *r)
 {
     return flat_strings(r) ? number_of(field(r, "config-epoch")) : -1;

@@ -5,6 +5,7 @@
 #define RDL_CORE_REPLY_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <hiredis/hiredis.h>
 
@@ -57,6 +58,9 @@ int rdl__reply_sunsubscribe(const redisReply *r, const char **chan,
  * anything else. */
 int rdl__reply_master_addr(const redisReply *r, char *host, size_t hostlen,
                            int *port);
+/* TIME: the server's clock in microseconds since the epoch; -1 for
+ * another reply. */
+int64_t rdl__reply_time_us(const redisReply *r);
 /* SENTINEL MASTER: the master's config epoch; -1 for another reply. */
 long long rdl__reply_sentinel_epoch(const redisReply *r);
 /* SENTINEL REPLICAS: how many replicas the sentinel thinks are up (not

@@ -280,6 +280,24 @@ static redisReply *pair(redisReply *el, redisReply **ptrs, redisReply *arr,
     return arr;
 }
 
+/* TIME: [seconds, microseconds] as strings; anything else is -1. */
+static void test_reply_time(void **state)
+{
+    redisReply el[2], *ptrs[2], arr, s = reply(REDIS_REPLY_STRING, "1");
+    (void)state;
+    assert_int_equal(
+        rdl__reply_time_us(pair(el, ptrs, &arr, "1795562136", "226112")),
+        1795562136226112LL);
+    assert_int_equal(rdl__reply_time_us(pair(el, ptrs, &arr, "0", "0")), 0);
+    assert_int_equal(
+        rdl__reply_time_us(pair(el, ptrs, &arr, "17955", "1000000")), -1);
+    assert_int_equal(rdl__reply_time_us(pair(el, ptrs, &arr, "-1", "5")), -1);
+    assert_int_equal(rdl__reply_time_us(pair(el, ptrs, &arr, "12x", "5")), -1);
+    assert_int_equal(rdl__reply_time_us(pair(el, ptrs, &arr, "", "5")), -1);
+    assert_int_equal(rdl__reply_time_us(&s), -1);
+    assert_int_equal(rdl__reply_time_us(NULL), -1);
+}
+
 static void test_reply_sentinel(void **state)
 {
     redisReply el[2], *ptrs[2], arr, nil = reply(REDIS_REPLY_NIL, NULL);
@@ -380,7 +398,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_reply_error_words),     RDLT_TEST(test_reply_word_alone),
     RDLT_TEST(test_reply_word_boundaries), RDLT_TEST(test_reply_other_errors),
     RDLT_TEST(test_reply_non_errors),      RDLT_TEST(test_reply_messages),
-    RDLT_TEST(test_reply_binary_payload),
+    RDLT_TEST(test_reply_binary_payload),  RDLT_TEST(test_reply_time),
 };
 
 RDLT_MAIN(tests)
