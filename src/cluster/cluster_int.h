@@ -33,7 +33,6 @@ typedef struct rdl__node {
     rdl__conn *sub;     /* opened on first use, by the hub */
     int down;           /* the command connection failed and is not back */
     int probed;         /* asked for the slot table in this round */
-    int listed;         /* scratch mark of cl_masters() (topology.c) */
     long long replicas; /* as a master, in the last slot table */
 } rdl__node;
 

@@ -171,7 +171,7 @@ static void cl_refresh(rdl__router *r)
     rdl__cluster_refresh((rdl__cluster *)r);
 }
 
-/* One slot per distinct master of the table, in slot order. A slot with
+/* One slot per master of the table: each node's first slot. A slot with
  * no master (no table yet, or a range the last CLUSTER SLOTS left out: a
  * failover under way) fails the whole answer, since a listing that used
  * the others would miss that slot's keys without a word. */
@@ -180,22 +180,23 @@ static int cl_masters(rdl__router *r, unsigned *slots, size_t cap, size_t *n)
     rdl__cluster *cl = (rdl__cluster *)r;
     rdl__queue *q;
     unsigned i;
-    for (q = cl->nodes.next; q != &cl->nodes; q = q->next)
-        RDL_CONTAINER_OF(q, rdl__node, qnode)->listed = 0;
     for (i = 0; i < RDL__SLOTS; i++) {
-        rdl__node *m = cl->slots[i];
-        if (m == NULL) {
-            rdl__errmsg_set(cl->c,
-                            cl->started ? "no master known for slot %u"
-                                        : "no slot table yet (slot %u)",
-                            i);
-            rdl__cluster_refresh(cl);
-            *n = 0;
-            return RDL_ECLUSTERDOWN;
-        }
-        if (m->listed)
+        if (cl->slots[i] != NULL)
             continue;
-        m->listed = 1;
+        rdl__errmsg_set(cl->c,
+                        cl->started ? "no master known for slot %u"
+                                    : "no slot table yet (slot %u)",
+                        i);
+        rdl__cluster_refresh(cl);
+        *n = 0;
+        return RDL_ECLUSTERDOWN;
+    }
+    for (q = cl->nodes.next; q != &cl->nodes; q = q->next) {
+        const rdl__node *node = RDL_CONTAINER_OF(q, rdl__node, qnode);
+        for (i = 0; i < RDL__SLOTS && cl->slots[i] != node; i++)
+            ;
+        if (i == RDL__SLOTS)
+            continue; /* serves no slot now */
         if (*n < cap)
             slots[*n] = i;
         (*n)++;
