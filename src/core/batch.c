@@ -44,11 +44,6 @@ typedef struct group {
     item *calls[];
 } group;
 
-static void item_free(item *it)
-{
-    rdl__free(it);
-}
-
 static item *item_new(int id, int nkeys, const char **keys, int nargs,
                       const char **args, rdl__reply_fn fn, void *data)
 {
@@ -104,7 +99,7 @@ static void on_group_reply(void *data, int status, const redisReply *r)
     }
     for (i = 0; i < g->n; i++) {
         answer(g->c, g->calls[i], status, whole ? r : r->element[i]);
-        item_free(g->calls[i]);
+        rdl__free(g->calls[i]);
     }
     rdl__free(g);
 }
@@ -193,7 +188,7 @@ static int send_waiting(rdl_client_t *c, int safe)
         pop(b);
         if (rc != 0)
             it->fn(it->data, rc, NULL);
-        item_free(it);
+        rdl__free(it);
     }
     return 0;
 }
@@ -240,7 +235,7 @@ int rdl__batch_add(rdl_client_t *c, int id, int nkeys, const char **keys,
         return RDL_ENOMEM;
     cn = rdl__client_route_line(c, keys[0], RDL__LINE_MAIN);
     if (cn == NULL) {
-        item_free(it);
+        rdl__free(it);
         return RDL_ECLOSED;
     }
     rdl__queue_insert_tail(&b->items, &it->node);
@@ -264,7 +259,7 @@ void rdl__batch_close(rdl_client_t *c)
     while (b->n > 0) {
         item *it = pop(b);
         it->fn(it->data, RDL_ECLOSED, NULL);
-        item_free(it);
+        rdl__free(it);
     }
     /* Kept (closed) until the client is freed: a callback run above or
      * later may still ask to add. */
