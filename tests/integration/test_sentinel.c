@@ -521,6 +521,119 @@ static void test_sentinel_named_replica_is_not_used(void **state)
     rdlt_assert_ok(rdl_lock_release_as(p.l, (rdl_owner_t)1));
 }
 
+#define RO_N 10
+
+typedef struct ro_batch {
+    rdl_lock_t *l[RO_N];
+    rdl_req_t req[RO_N];
+    int status[RO_N]; /* 0 pending, 1 acquired, else its error code */
+    int done;         /* loop thread */
+    int all;          /* atomic */
+} ro_batch;
+
+static void ro_done(rdl_req_t *req, int status)
+{
+    ro_batch *b = req->data;
+    b->status[req - b->req] = status == 0 ? 1 : status;
+    if (++b->done == RO_N)
+        __atomic_store_n(&b->all, 1, __ATOMIC_RELEASE);
+}
+
+/* In one loop iteration: the acquisitions leave as one batch. */
+static void ro_start(void *arg)
+{
+    ro_batch *b = arg;
+    int i, rc;
+    for (i = 0; i < RO_N; i++) {
+        b->req[i].data = b;
+        rc = rdl_lock_acquire_async(&b->req[i], b->l[i], (rdl_owner_t)1, 0,
+                                    10000, ro_done);
+        if (rc != 0)
+            ro_done(&b->req[i], rc);
+    }
+}
+
+/* A fake node in front of a replica that says it is a master (ROLE), as
+ * a demoted master does until the client hears of the switch. */
+static int says_master_rule(rdlt_fake *f, void *data, int argc, char **argv,
+                            size_t *lens, unsigned n, char *out, size_t outlen)
+{
+    (void)f;
+    (void)data;
+    (void)lens;
+    (void)n;
+    if (argc == 1 && strcasecmp(argv[0], "ROLE") == 0) {
+        snprintf(out, outlen, "*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n");
+        return RDLT_FAKE_REPLY;
+    }
+    return RDLT_FAKE_FORWARD;
+}
+
+/* The client's confirmed master is in fact a replica (a demoted master
+ * the client has not yet heard about): a batch of acquisitions runs there
+ * and its writes meet READONLY inside the script. The batch fails as a
+ * whole with READONLY, as one call would, so the client parks it, asks
+ * the sentinel, moves to the real master and sends it there: every
+ * acquisition is granted, none fails with RDL_EREADONLY. (Calls that each
+ * answered READONLY inside the batch's reply would fail.) */
+static void test_sentinel_batch_meets_readonly(void **state)
+{
+    rdlt_server *m = rdlt_server_start();
+    char port[16];
+    const char *args[] = {"--replicaof", "127.0.0.1", port, NULL};
+    rdlt_server *r;
+    rdlt_fake *demoted, *f;
+    fake_sentinel fs;
+    rdlt_loop *lp = rdlt_loop_start();
+    static ro_batch b;
+    char url[128], name[32];
+    rdl_client_t *c;
+    redisReply *rep;
+    int i;
+    (void)state;
+
+    snprintf(port, sizeof(port), "%d", rdlt_server_port(m));
+    r = rdlt_server_start_args(args);
+    demoted = rdlt_fake_start(r, says_master_rule, NULL);
+    fs.master_port = rdlt_fake_port(demoted);
+    fs.known = 1;
+    f = rdlt_fake_start(m, fake_sentinel_rule, &fs);
+    snprintf(url, sizeof(url), "redis+sentinel://127.0.0.1:%d/fake",
+             rdlt_fake_port(f));
+    c = rdlt_client_new(url);
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 2000, 8000));
+    rdlt_assert_ok(rdl_client_set_loop(c, rdlt_loop_uv(lp)));
+    rdlt_loop_connect(lp, c);
+    memset(&b, 0, sizeof(b));
+    for (i = 0; i < RO_N; i++) {
+        snprintf(name, sizeof(name), "ro:%d", i);
+        b.l[i] = rdlt_lock(c, name);
+    }
+
+    /* A round trip: the client has confirmed the node it was named (a
+     * read, which the replica serves). */
+    (void)rdlt_info(b.l[0], 1);
+    /* The sentinel now names the real master; the client learns it only
+     * when it asks, after READONLY. */
+    __atomic_store_n(&fs.master_port, rdlt_server_port(m), __ATOMIC_RELEASE);
+    rdlt_loop_call(lp, ro_start, &b);
+    if (!rdlt_wait_flag(&b.all, 10000))
+        fail_msg("after 10 s only %d of %d acquisitions ended", b.done, RO_N);
+    for (i = 0; i < RO_N; i++)
+        if (b.status[i] != 1)
+            fail_msg("acquisition %d: %s", i, rdl_err_name(b.status[i]));
+    /* The batch did run on the replica first, and the holds are on the
+     * master. */
+    assert_true(rdlt_cmd_calls(r, "eval") + rdlt_cmd_calls(r, "evalsha") >= 1);
+    rep = rdlt_cmd(m, "HGET rdl:lock:{ro:3} o");
+    assert_int_equal(rep->type, REDIS_REPLY_STRING);
+    freeReplyObject(rep);
+    for (i = 0; i < RO_N; i++)
+        rdlt_lock_free(b.l[i]);
+    rdlt_client_free(c);
+    assert_int_equal(rdlt_loop_stop(lp), 0);
+}
+
 static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_sentinel_lock_on_master),
     RDLT_TEST(test_sentinel_list_locks),
@@ -534,6 +647,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_sentinel_master_restart),
     RDLT_TEST(test_sentinel_failed_rounds_back_off),
     RDLT_TEST(test_sentinel_named_replica_is_not_used),
+    RDLT_TEST(test_sentinel_batch_meets_readonly),
 };
 
 RDLT_MAIN(tests)

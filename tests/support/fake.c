@@ -23,6 +23,8 @@
 #include "rdlt.h"
 
 #define MAX_CLIENTS 16
+/* Arguments of one command: rdl's batches send up to about 1000. */
+#define MAX_ARGS 1100
 
 typedef struct fclient {
     int fd; /* -1: free */
@@ -187,10 +189,10 @@ static int builtin(rdlt_fake *f, const redisReply *cmd, buf *out)
 
 static int forward(rdlt_fake *f, fclient *k, const redisReply *cmd, buf *out)
 {
-    const char *argv[64];
-    size_t lens[64], i;
+    const char *argv[MAX_ARGS];
+    size_t lens[MAX_ARGS], i;
     redisReply *r;
-    if (cmd->elements > 64)
+    if (cmd->elements > MAX_ARGS)
         return -1;
     if (k->backend == NULL) {
         k->backend = redisConnect("127.0.0.1", rdlt_server_port(f->backend));
@@ -212,14 +214,14 @@ static int forward(rdlt_fake *f, fclient *k, const redisReply *cmd, buf *out)
 /* Handles one command; returns -1 when the connection must close. */
 static int handle(rdlt_fake *f, fclient *k, const redisReply *cmd)
 {
-    char *argv[64], reply[512];
-    size_t lens[64], i;
+    char *argv[MAX_ARGS], reply[512];
+    size_t lens[MAX_ARGS], i;
     unsigned n;
     int action = RDLT_FAKE_FORWARD, rc = 0;
     buf out = {NULL, 0, 0};
 
     if (cmd->type != REDIS_REPLY_ARRAY || cmd->elements == 0 ||
-        cmd->elements > 64)
+        cmd->elements > MAX_ARGS)
         return -1;
     for (i = 0; i < cmd->elements; i++) {
         if (cmd->element[i]->type != REDIS_REPLY_STRING)
