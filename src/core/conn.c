@@ -57,6 +57,7 @@ typedef struct cmd {
     void *data;
     int handshake;     /* dropped silently when the attempt fails */
     uint64_t deadline; /* monotonic ms */
+    uint64_t written;  /* when it went to the write buffer; 0: not yet */
     char *buf;         /* the encoded command while unsent */
     size_t len;
 } cmd;
@@ -105,6 +106,7 @@ struct rdl__conn {
     char *rbuf;
     rdl__queue unsent;
     rdl__queue sent;
+    unsigned buffered; /* the last of `sent` still in wbuf, not written */
     char *wbuf;
     size_t wlen, wcap;
     rdl__queue confirm_next;   /* confirmations waiting for the next WAIT */
@@ -175,21 +177,52 @@ static cmd *pop(rdl__queue *q)
     return RDL_CONTAINER_OF(n, cmd, node);
 }
 
-static void finish(cmd *k, int status, const redisReply *r)
+/* Runs a command's callback. While it runs, rdl__conn_written_ms() tells
+ * when the command was written (kept across callbacks run inside it). */
+static void finish(cmd *k, rdl_client_t *c, int status, const redisReply *r)
 {
+    uint64_t outer = c->written_ms;
+    c->written_ms = k->written;
     if (k->fn != NULL)
         k->fn(k->data, status, r);
+    c->written_ms = outer;
     rdl__free(k->buf);
     rdl__free(k);
 }
 
-static void fail_queue(rdl__queue *q, int status)
+uint64_t rdl__conn_written_ms(const rdl_client_t *c)
+{
+    return c->written_ms;
+}
+
+static void fail_queue(rdl__conn *cn, rdl__queue *q, int status)
 {
     cmd *k;
     while ((k = pop(q)) != NULL) {
         if (k->handshake)
             k->fn = NULL;
-        finish(k, status, NULL);
+        finish(k, cn->c, status, NULL);
+    }
+}
+
+/* Fails the commands of `sent` at a close: those written may have run, so
+ * their outcome is unknown (RDL_ECONNLOST); the last ones, still in the
+ * write buffer, never left, and fail with RDL_ECLOSED. */
+static void fail_sent(rdl__conn *cn)
+{
+    rdl__queue *q;
+    unsigned n = 0, written;
+    cmd *k;
+    for (q = cn->sent.next; q != &cn->sent; q = q->next)
+        n++;
+    written = n - (cn->buffered < n ? cn->buffered : n);
+    cn->buffered = 0;
+    while ((k = pop(&cn->sent)) != NULL) {
+        if (k->handshake)
+            k->fn = NULL;
+        finish(k, cn->c, written > 0 ? RDL_ECONNLOST : RDL_ECLOSED, NULL);
+        if (written > 0)
+            written--;
     }
 }
 
@@ -291,6 +324,7 @@ static int write_bytes(rdl__conn *cn, char *buf, size_t len, int own)
     if (!own) {
         cn->wbuf = NULL;
         cn->wlen = cn->wcap = 0;
+        cn->buffered = 0;
     }
     b = uv_buf_init(buf + done, (unsigned)(len - done));
     rc = uv_write(&w->req, stream, &b, 1, on_written);
@@ -356,6 +390,7 @@ static void on_flush(uv_prepare_t *p)
     if (cn->tls != NULL) {
         int rc = rdl__tls_write(cn->tls, cn->wbuf, cn->wlen, why, sizeof(why));
         cn->wlen = 0;
+        cn->buffered = 0;
         if (rc != 0) {
             drop(cn, rc == RDL_ETLS ? RDL_ETLS : RDL_ECONNLOST, why);
             return;
@@ -363,12 +398,22 @@ static void on_flush(uv_prepare_t *p)
         (void)write_cipher(cn);
     } else if (write_bytes(cn, cn->wbuf, cn->wlen, 0) == 1) {
         cn->wlen = 0;
+        cn->buffered = 0;
     }
     if (cn->wlen == 0 && cn->wcap > WBUF_KEEP) {
         rdl__free(cn->wbuf);
         cn->wbuf = NULL;
         cn->wcap = 0;
     }
+}
+
+/* A command whose bytes were just appended to the write buffer: they leave
+ * in this loop iteration's flush, so from now on the server may run it. */
+static void to_sent(rdl__conn *cn, cmd *k)
+{
+    k->written = rdl__now_ms();
+    rdl__queue_insert_tail(&cn->sent, &k->node);
+    cn->buffered++;
 }
 
 /* Writes every unsent command (the connection just became ready). */
@@ -384,7 +429,7 @@ static void write_unsent(rdl__conn *cn)
         rdl__free(k->buf);
         k->buf = NULL;
         rdl__queue_remove(&k->node);
-        rdl__queue_insert_tail(&cn->sent, &k->node);
+        to_sent(cn, k);
         RDL__STAT_INC(cn->c, commands);
     }
 }
@@ -407,7 +452,7 @@ int rdl__conn_send(rdl__conn *cn, const char *buf, size_t len, rdl__reply_fn fn,
             rdl__free(k);
             return RDL_ENOMEM;
         }
-        rdl__queue_insert_tail(&cn->sent, &k->node);
+        to_sent(cn, k);
         RDL__STAT_INC(cn->c, commands);
     } else {
         k->buf = rdl__malloc(len);
@@ -466,6 +511,7 @@ static void drop(rdl__conn *cn, int status, const char *why)
     rdl__free(cn->wbuf);
     cn->wbuf = NULL;
     cn->wlen = cn->wcap = 0;
+    cn->buffered = 0; /* failed below as written: conservative */
     cn->state = BACKOFF;
     cn->attempt++;
     shift = cn->attempt - 1 < 6 ? cn->attempt - 1 : 6;
@@ -477,7 +523,7 @@ static void drop(rdl__conn *cn, int status, const char *why)
     rdl__errmsg_set(cn->c, "%s %s: %s", was_ready ? "connection to" : "connect",
                     cn->addr, why);
     /* Written commands may or may not have run. */
-    fail_queue(&cn->sent, RDL_ECONNLOST);
+    fail_queue(cn, &cn->sent, RDL_ECONNLOST);
     uv_timer_stop(&cn->cmd_timer);
     arm_cmd_timer(cn);
     if (cn->ev->down != NULL)
@@ -502,7 +548,7 @@ static void on_cmd_timer(uv_timer_t *t)
             drop(cn, RDL_ECONNLOST, "reset after a command timeout");
             rdl__errmsg_set(cn->c, "%s: no reply within %lld ms", cn->addr,
                             (long long)cn->c->command_ms);
-            finish(k, RDL_ECMDTIMEOUT, NULL);
+            finish(k, cn->c, RDL_ECMDTIMEOUT, NULL);
         }
     }
     while (!rdl__queue_empty(&cn->unsent)) {
@@ -512,7 +558,7 @@ static void on_cmd_timer(uv_timer_t *t)
         rdl__queue_remove(&k->node);
         rdl__errmsg_set(cn->c, "not connected to %s within %lld ms", cn->addr,
                         (long long)cn->c->command_ms);
-        finish(k, RDL_ECONNREFUSED, NULL);
+        finish(k, cn->c, RDL_ECONNREFUSED, NULL);
     }
     arm_cmd_timer(cn);
 }
@@ -544,7 +590,7 @@ static void dispatch(rdl__conn *cn, const redisReply *r)
         drop(cn, RDL_EPROTO, "reply without a command");
         return;
     }
-    finish(k, code > 0 ? 0 : code, r);
+    finish(k, cn->c, code > 0 ? 0 : code, r);
 }
 
 /* Decodes and dispatches what the reader holds. */
@@ -720,7 +766,7 @@ static int handshake_cmd(rdl__conn *cn, int argc, const char **argv,
     k->data = cn;
     k->handshake = 1;
     k->deadline = UINT64_MAX; /* the connect timer bounds the handshake */
-    rdl__queue_insert_tail(&cn->sent, &k->node);
+    to_sent(cn, k);
     cn->handshakes++;
     return 0;
 }
@@ -1011,8 +1057,8 @@ void rdl__conn_close(rdl__conn *cn)
     /* Written and unanswered: the server may have run them, so their
      * outcome is unknown (the client closing is no excuse to call it a
      * caller error). Never written: they did not run. */
-    fail_queue(&cn->sent, RDL_ECONNLOST);
-    fail_queue(&cn->unsent, RDL_ECLOSED);
+    fail_sent(cn);
+    fail_queue(cn, &cn->unsent, RDL_ECLOSED);
 }
 
 /* ---- confirmations (WAIT) ----------------------------------------------- */
