@@ -72,6 +72,14 @@ void rdl__conn_before_flush(rdl__conn *cn, void (*fn)(void *data), void *data);
  * handling now is done with (between two replies of one read), instead of
  * at the end of the loop iteration; no-op when nothing waits. */
 void rdl__conn_flush_soon(rdl__conn *cn);
+/* Inside a reply callback (rdl__reply_fn) of any connection of client c:
+ * when the command answered was written (monotonic ms, as rdl__now_ms()),
+ * the earliest the server can have run it; 0 if it never left (it failed
+ * waiting for a connection, or the client closed first). A command that
+ * waited for a connection (a reconnect, a failover) is stamped when it
+ * left, not when it was made. */
+uint64_t rdl__conn_written_ms(const rdl_client_t *c);
+
 /* Confirmation that the client's durability setting is met: that many
  * replicas (RDL_REPLICAS_ALL: every replica the server has lately had,
  * see rdl__conn_note_replicas) received every write sent on cn before

@@ -180,6 +180,39 @@ static void wait_for_release(rdl__acquire *op, int64_t pttl_ms)
     uv_timer_start(&op->timer, on_timer, sleep_ms > 0 ? sleep_ms : 1, 0);
 }
 
+/* A grant heard of only after its lease, counted from the send that may
+ * have been applied, could have run out: its answer was late (the process
+ * paused, the reply held up), or lost and the retry waited, or the
+ * replicas took that long to confirm it. The server may have granted it
+ * afresh since, but the client cannot tell, and a hold it cannot vouch
+ * for is worth nothing to the caller: a re-entry right after it would find
+ * it over and start a new hold with a new token. Give it back; try again
+ * as a new request if the budget allows, else report the outcome (the
+ * unknown one, if replies were lost; else the budget spent). Returns 1 if
+ * the grant was given back. */
+static int given_back_late(rdl__acquire *op)
+{
+    rdl_lock_t *lock = op->lock;
+    if (rdl__now_ms() < op->sent_at + (uint64_t)op->lease_ms)
+        return 0;
+    undo(op);
+    if (!op->canceled && !op->one_try && rdl__now_ms() < op->deadline) {
+        op->reqseq = rdl__client_reqseq(lock->c);
+        op->unknown = 0;
+        op->unknown_status = 0;
+        send_try(op);
+        return 1;
+    }
+    rdl__errmsg_set(lock->c,
+                    "lock \"%.200s\": the grant arrived after its lease "
+                    "could have ended; it was given back",
+                    lock->name);
+    complete(op, op->canceled              ? RDL_ECANCELED
+                 : op->unknown_status != 0 ? op->unknown_status
+                                           : RDL_ETIMEDOUT);
+    return 1;
+}
+
 static void on_try(void *data, int status, const redisReply *r)
 {
     rdl__acquire *op = data;
@@ -189,6 +222,12 @@ static void on_try(void *data, int status, const redisReply *r)
 
     memset(&res, 0, sizeof(res));
     op->inflight = 0;
+    /* The lease runs from when the try left, not from when it was made: a
+     * try that waited for a connection (a reconnect, a failover) could not
+     * run before. After an unknown outcome, the first send written counts
+     * (it may be the one applied), so later sends leave sent_at alone. */
+    if (op->unknown == 0 && rdl__conn_written_ms(op->c) > op->sent_at)
+        op->sent_at = rdl__conn_written_ms(op->c);
     if (status == 0)
         status = lock->kind->parse_try(r, &res);
     if (status == 0 && res.acquired) {
@@ -211,30 +250,8 @@ static void on_try(void *data, int status, const redisReply *r)
             complete(op, RDL_ELOST);
             return;
         }
-        /* A new hold heard of only after its lease, counted from the send
-         * that may have been applied, could have run out (its reply was
-         * lost and the retry waited): the server may have granted it
-         * afresh, but the client cannot tell, and a hold it cannot vouch
-         * for is worth nothing to the caller. Give it back; try again as
-         * a new request if the budget allows, else report the outcome. */
-        if (res.count == 1 && op->unknown > 0 &&
-            rdl__now_ms() >= op->sent_at + (uint64_t)op->lease_ms) {
-            undo(op);
-            if (!op->one_try && rdl__now_ms() < op->deadline) {
-                op->reqseq = rdl__client_reqseq(lock->c);
-                op->unknown = 0;
-                op->unknown_status = 0;
-                send_try(op);
-                return;
-            }
-            rdl__errmsg_set(lock->c,
-                            "lock \"%.200s\": the grant arrived after its "
-                            "lease could have ended (replies were lost); "
-                            "it was given back",
-                            lock->name);
-            complete(op, op->unknown_status);
+        if (given_back_late(op))
             return;
-        }
         op->req->fencing_token = res.token;
         op->granted_count = res.count;
         if (lock->c->durable_replicas != 0) {
@@ -313,7 +330,8 @@ static void on_confirmed(void *data, int status, long long acked,
     rdl_lock_t *lock = op->lock;
     op->inflight = 0;
     if (status == 0 && acked >= wanted && !op->canceled) {
-        take(op);
+        if (!given_back_late(op))
+            take(op);
         return;
     }
     undo(op); /* nothing may stay held that the caller was not given */

@@ -532,6 +532,110 @@ static void test_races_grant_heard_after_its_lease(void **state)
     rdlt_assert_ok(rdl_lock_release_as(ld, B));
 }
 
+/* A grant whose answer arrives, not lost but late, after its lease ran
+ * out: the process was paused, or the answer held up, between the server's
+ * grant and the client reading it. The stress test's faults run saw it as
+ * "re-entry changed the token": the acquisition returned a hold already
+ * over on the client's clock, so the re-entry right after it was a fresh
+ * grant with a new token. Now such a grant is given back: with budget left
+ * the call tries again and returns a hold it can vouch for; on a single
+ * try it reports RDL_ETIMEDOUT. */
+static void check_grant_answered_after_its_lease(int64_t wait_ms)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdlt_proxy *p = rdlt_proxy_start(s);
+    rdl_client_t *cp = rdlt_proxy_client(p), *cd = rdlt_client(s);
+    rdl_lock_t *lp = rdlt_lock(cp, "tardy"), *ld = rdlt_lock(cd, "tardy");
+    uint64_t token;
+    job j;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(lp, B, 0, 30000)); /* scripts loaded */
+    rdlt_assert_ok(rdl_lock_release_as(lp, B));
+    rdlt_proxy_delay_reply(p, "EVALSHA", "{tardy}", 600, 1);
+    memset(&j, 0, sizeof(j));
+    j.lock = lp;
+    j.owner = A;
+    j.wait_ms = wait_ms;
+    j.lease_ms = 300;
+    (void)acquire_job(&j);
+    if (wait_ms == 0) {
+        if (j.rc == 0)
+            fail_msg("reported acquired 300 ms after its lease: token %llu, "
+                     "valid %lld ms",
+                     (unsigned long long)rdl_lock_fencing_token(lp, A),
+                     (long long)rdl_lock_valid_ms(lp, A));
+        rdlt_assert_rc(j.rc, RDL_ETIMEDOUT);
+        assert_int_equal(rdl_lock_fencing_token(lp, A), 0);
+        /* Given back, or expired: free either way, nothing left behind. */
+        while (rdlt_info(ld, B).locked)
+            rdlt_sleep_ms(1);
+        return;
+    }
+    rdlt_assert_ok(j.rc);
+    token = rdl_lock_fencing_token(lp, A);
+    if (rdl_lock_valid_ms(lp, A) <= 0)
+        fail_msg("granted a hold already over: token %llu",
+                 (unsigned long long)token);
+    /* The hold is the server's: a re-entry keeps its token. */
+    rdlt_assert_ok(rdl_lock_acquire_as(lp, A, 0, 30000));
+    assert_int_equal(rdl_lock_fencing_token(lp, A), token);
+    rdlt_assert_ok(rdl_lock_release_as(lp, A));
+    rdlt_assert_ok(rdl_lock_release_as(lp, A));
+    assert_false(rdlt_info(ld, B).locked);
+}
+
+static void test_races_grant_answered_after_its_lease(void **state)
+{
+    (void)state;
+    check_grant_answered_after_its_lease(5000);
+}
+
+static void test_races_one_try_answered_after_its_lease(void **state)
+{
+    (void)state;
+    check_grant_answered_after_its_lease(0);
+}
+
+/* The other side of the rule above: a try that waited for a connection
+ * longer than its lease (a reconnect; a Sentinel client parked through a
+ * failover) could not run before it left, so its lease counts from then.
+ * A single try is granted a hold it can vouch for, not given back. */
+static void test_races_try_waited_for_connection_past_its_lease(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdlt_proxy *p = rdlt_proxy_start(s);
+    rdl_client_t *cp = rdlt_proxy_client(p), *cd = rdlt_client(s);
+    rdl_lock_t *lp = rdlt_lock(cp, "parked"), *ld = rdlt_lock(cd, "parked");
+    rdlt_thread *t;
+    uint64_t token;
+    job j;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(lp, B, 0, 30000)); /* scripts loaded */
+    rdlt_assert_ok(rdl_lock_release_as(lp, B));
+    rdlt_proxy_hold_new(p, 1);
+    rdlt_proxy_reset(p, 0); /* the reconnect waits */
+    memset(&j, 0, sizeof(j));
+    j.lock = lp;
+    j.owner = A;
+    j.wait_ms = 0;
+    j.lease_ms = 300;
+    t = rdlt_thread_start(acquire_job, &j);
+    rdlt_sleep_ms(600); /* past the lease, within the command timeout */
+    assert_false(rdlt_info(ld, B).locked);
+    rdlt_proxy_hold_new(p, 0);
+    await_job(&j);
+    rdlt_thread_join(t);
+    rdlt_assert_ok(j.rc);
+    token = rdl_lock_fencing_token(lp, A);
+    assert_true(rdl_lock_valid_ms(lp, A) > 0);
+    rdlt_assert_ok(rdl_lock_acquire_as(lp, A, 0, 30000));
+    assert_int_equal(rdl_lock_fencing_token(lp, A), token);
+    rdlt_assert_ok(rdl_lock_release_as(lp, A));
+    rdlt_assert_ok(rdl_lock_release_as(lp, A));
+    assert_false(rdlt_info(ld, B).locked);
+}
+
 /* A final release whose reply is lost is retried after another owner
  * acquired and released. Before: the retry found neither its hold nor its
  * request id (the fence kept only the last one) and reported RDL_ELOST. */
@@ -1002,6 +1106,9 @@ int main(int argc, char **argv)
         RDLT_TEST(test_races_fair_handoff_before_join),
         RDLT_TEST(test_races_cancel_passes_wake_on),
         RDLT_TEST(test_races_grant_heard_after_its_lease),
+        RDLT_TEST(test_races_grant_answered_after_its_lease),
+        RDLT_TEST(test_races_one_try_answered_after_its_lease),
+        RDLT_TEST(test_races_try_waited_for_connection_past_its_lease),
         RDLT_TEST(test_races_fair_new_head_watches_holder),
         RDLT_TEST(test_races_rw_last_live_reader_wakes_writer),
         RDLT_TEST(test_races_rw_leave_ignores_dead_writers),
