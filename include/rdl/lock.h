@@ -109,7 +109,9 @@ RDL_API const char *rdl_lock_name(const rdl_lock_t *lock);
  *                  is left and lease_ms; a hold that was auto stays auto.
  * @return 0 (held; see rdl_lock_fencing_token());
  *         RDL_EBUSY (wait_ms 0 and another owner holds it);
- *         RDL_ETIMEDOUT (wait budget spent);
+ *         RDL_ETIMEDOUT (wait budget spent; or the grant was read only
+ *         after its lease could have ended, counted from when the try was
+ *         written, and was given back with no budget left to try again);
  *         RDL_EINVAL (NULL lock, wait_ms or lease_ms negative other than
  *         the sentinels, lease_ms 0 or above RDL_LEASE_MAX_MS);
  *         RDL_EDEADLK (called on the client's loop thread); RDL_ECLOSED;
