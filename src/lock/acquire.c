@@ -188,12 +188,16 @@ static void wait_for_release(rdl__acquire *op, int64_t pttl_ms)
  * for is worth nothing to the caller: a re-entry right after it would find
  * it over and start a new hold with a new token. Give it back; try again
  * as a new request if the budget allows, else report the outcome (the
- * unknown one, if replies were lost; else the budget spent). Returns 1 if
- * the grant was given back. */
-static int given_back_late(rdl__acquire *op)
+ * unknown one, if replies were lost; else the budget spent). A re-entry
+ * (count > 1) of a hold the client still believes valid is as good as that
+ * hold: the server found the hold this owner's and never shortens it.
+ * Returns 1 if the grant was given back. */
+static int given_back_late(rdl__acquire *op, uint32_t count)
 {
     rdl_lock_t *lock = op->lock;
     if (rdl__now_ms() < op->sent_at + (uint64_t)op->lease_ms)
+        return 0;
+    if (count > 1 && rdl__hold_valid_ms(lock, op->owner) > 0)
         return 0;
     undo(op);
     if (!op->canceled && !op->one_try && rdl__now_ms() < op->deadline) {
@@ -250,7 +254,7 @@ static void on_try(void *data, int status, const redisReply *r)
             complete(op, RDL_ELOST);
             return;
         }
-        if (given_back_late(op))
+        if (given_back_late(op, res.count))
             return;
         op->req->fencing_token = res.token;
         op->granted_count = res.count;
@@ -330,7 +334,7 @@ static void on_confirmed(void *data, int status, long long acked,
     rdl_lock_t *lock = op->lock;
     op->inflight = 0;
     if (status == 0 && acked >= wanted && !op->canceled) {
-        if (!given_back_late(op))
+        if (!given_back_late(op, op->granted_count))
             take(op);
         return;
     }

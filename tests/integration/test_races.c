@@ -596,6 +596,30 @@ static void test_races_one_try_answered_after_its_lease(void **state)
     check_grant_answered_after_its_lease(0);
 }
 
+/* A re-entry answered after its own (short) lease, while the outer hold's
+ * lease still runs: the level is as good as the hold (a re-entry never
+ * shortens it), so it is kept, not given back. */
+static void test_races_reentry_answered_late_within_outer_lease(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdlt_proxy *p = rdlt_proxy_start(s);
+    rdl_client_t *cp = rdlt_proxy_client(p), *cd = rdlt_client(s);
+    rdl_lock_t *lp = rdlt_lock(cp, "tardy"), *ld = rdlt_lock(cd, "tardy");
+    uint64_t token;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(lp, A, 0, 30000));
+    token = rdl_lock_fencing_token(lp, A);
+    rdlt_proxy_delay_reply(p, "EVALSHA", "{tardy}", 600, 1);
+    rdlt_assert_ok(rdl_lock_acquire_as(lp, A, 0, 300));
+    assert_int_equal(rdl_lock_fencing_token(lp, A), token);
+    assert_int_equal(rdlt_info(lp, A).hold_count, 2);
+    assert_true(rdl_lock_valid_ms(lp, A) > 20000);
+    rdlt_assert_ok(rdl_lock_release_as(lp, A));
+    rdlt_assert_ok(rdl_lock_release_as(lp, A));
+    assert_false(rdlt_info(ld, B).locked);
+}
+
 /* The other side of the rule above: a try that waited for a connection
  * longer than its lease (a reconnect; a Sentinel client parked through a
  * failover) could not run before it left, so its lease counts from then.
@@ -1108,6 +1132,7 @@ int main(int argc, char **argv)
         RDLT_TEST(test_races_grant_heard_after_its_lease),
         RDLT_TEST(test_races_grant_answered_after_its_lease),
         RDLT_TEST(test_races_one_try_answered_after_its_lease),
+        RDLT_TEST(test_races_reentry_answered_late_within_outer_lease),
         RDLT_TEST(test_races_try_waited_for_connection_past_its_lease),
         RDLT_TEST(test_races_fair_new_head_watches_holder),
         RDLT_TEST(test_races_rw_last_live_reader_wakes_writer),
