@@ -532,6 +532,17 @@ static void test_races_grant_heard_after_its_lease(void **state)
     rdlt_assert_ok(rdl_lock_release_as(ld, B));
 }
 
+/* The hold of A on lp is the server's: a re-entry keeps its token, and two
+ * releases free the name (ld: the same name on a direct client). */
+static void reenter_keeps_token(rdl_lock_t *lp, rdl_lock_t *ld, uint64_t token)
+{
+    rdlt_assert_ok(rdl_lock_acquire_as(lp, A, 0, 30000));
+    assert_int_equal(rdl_lock_fencing_token(lp, A), token);
+    rdlt_assert_ok(rdl_lock_release_as(lp, A));
+    rdlt_assert_ok(rdl_lock_release_as(lp, A));
+    assert_false(rdlt_info(ld, B).locked);
+}
+
 /* A grant whose answer arrives, not lost but late, after its lease ran
  * out: the process was paused, or the answer held up, between the server's
  * grant and the client reading it. The stress test's faults run saw it as
@@ -549,8 +560,7 @@ static void check_grant_answered_after_its_lease(int64_t wait_ms)
     uint64_t token;
     job j;
 
-    rdlt_assert_ok(rdl_lock_acquire_as(lp, B, 0, 30000)); /* scripts loaded */
-    rdlt_assert_ok(rdl_lock_release_as(lp, B));
+    warm_up(cp);
     rdlt_proxy_delay_reply(p, "EVALSHA", "{tardy}", 600, 1);
     memset(&j, 0, sizeof(j));
     j.lock = lp;
@@ -576,12 +586,7 @@ static void check_grant_answered_after_its_lease(int64_t wait_ms)
     if (rdl_lock_valid_ms(lp, A) <= 0)
         fail_msg("granted a hold already over: token %llu",
                  (unsigned long long)token);
-    /* The hold is the server's: a re-entry keeps its token. */
-    rdlt_assert_ok(rdl_lock_acquire_as(lp, A, 0, 30000));
-    assert_int_equal(rdl_lock_fencing_token(lp, A), token);
-    rdlt_assert_ok(rdl_lock_release_as(lp, A));
-    rdlt_assert_ok(rdl_lock_release_as(lp, A));
-    assert_false(rdlt_info(ld, B).locked);
+    reenter_keeps_token(lp, ld, token);
 }
 
 static void test_races_grant_answered_after_its_lease(void **state)
@@ -635,8 +640,7 @@ static void test_races_try_waited_for_connection_past_its_lease(void **state)
     job j;
     (void)state;
 
-    rdlt_assert_ok(rdl_lock_acquire_as(lp, B, 0, 30000)); /* scripts loaded */
-    rdlt_assert_ok(rdl_lock_release_as(lp, B));
+    warm_up(cp);
     rdlt_proxy_hold_new(p, 1);
     rdlt_proxy_reset(p, 0); /* the reconnect waits */
     memset(&j, 0, sizeof(j));
@@ -653,11 +657,7 @@ static void test_races_try_waited_for_connection_past_its_lease(void **state)
     rdlt_assert_ok(j.rc);
     token = rdl_lock_fencing_token(lp, A);
     assert_true(rdl_lock_valid_ms(lp, A) > 0);
-    rdlt_assert_ok(rdl_lock_acquire_as(lp, A, 0, 30000));
-    assert_int_equal(rdl_lock_fencing_token(lp, A), token);
-    rdlt_assert_ok(rdl_lock_release_as(lp, A));
-    rdlt_assert_ok(rdl_lock_release_as(lp, A));
-    assert_false(rdlt_info(ld, B).locked);
+    reenter_keeps_token(lp, ld, token);
 }
 
 /* A final release whose reply is lost is retried after another owner
