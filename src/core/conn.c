@@ -99,9 +99,11 @@ struct rdl__conn {
     uv_timer_t timer;     /* connect timeout, then reconnect backoff */
     uv_timer_t cmd_timer; /* deadline of the oldest command */
     uv_prepare_t flusher;
+    uv_idle_t kick; /* start_flusher(): the next poll must not wait */
     void (*pre_flush)(void *data); /* rdl__conn_before_flush() */
     void *pre_data;
     int flush_soon; /* rdl__conn_flush_soon() */
+    int in_flush;   /* its flush runs: what it appends leaves with it */
     redisReader *reader;
     char *rbuf;
     rdl__queue unsent;
@@ -228,6 +230,26 @@ static void fail_sent(rdl__conn *cn)
 
 static void on_flush(uv_prepare_t *p);
 
+static void on_kick(uv_idle_t *h)
+{
+    uv_idle_stop(h);
+}
+
+/* Flushers run in the loop's prepare phase, just before it polls. One
+ * started during that phase (by what another connection's flush set off:
+ * a batch's callbacks, a Sentinel round that a parked call began) runs
+ * only in the next iteration, after a poll that would wait for the next
+ * timer or I/O: seconds. An active idle handle makes that poll return at
+ * once. */
+static void start_flusher(rdl__conn *cn)
+{
+    if (cn->state == CLOSED || uv_is_active((uv_handle_t *)&cn->flusher))
+        return;
+    uv_prepare_start(&cn->flusher, on_flush);
+    if (cn->c->flushing > 0 && !cn->in_flush)
+        uv_idle_start(&cn->kick, on_kick);
+}
+
 static int append(rdl__conn *cn, const char *buf, size_t len)
 {
     if (cn->wlen + len > cn->wcap) {
@@ -243,8 +265,7 @@ static int append(rdl__conn *cn, const char *buf, size_t len)
     }
     memcpy(cn->wbuf + cn->wlen, buf, len);
     cn->wlen += len;
-    if (!uv_is_active((uv_handle_t *)&cn->flusher))
-        uv_prepare_start(&cn->flusher, on_flush);
+    start_flusher(cn);
     return 0;
 }
 
@@ -366,8 +387,7 @@ void rdl__conn_before_flush(rdl__conn *cn, void (*fn)(void *data), void *data)
 {
     cn->pre_flush = fn;
     cn->pre_data = data;
-    if (cn->state != CLOSED && !uv_is_active((uv_handle_t *)&cn->flusher))
-        uv_prepare_start(&cn->flusher, on_flush);
+    start_flusher(cn);
 }
 
 void rdl__conn_flush_soon(rdl__conn *cn)
@@ -376,15 +396,19 @@ void rdl__conn_flush_soon(rdl__conn *cn)
         cn->flush_soon = 1;
 }
 
-static void on_flush(uv_prepare_t *p)
+static void flush(rdl__conn *cn)
 {
-    rdl__conn *cn = p->data;
     char why[256];
 
-    uv_prepare_stop(p);
+    uv_prepare_stop(&cn->flusher);
     cn->flush_soon = 0;
     run_pre_flush(cn);
-    uv_prepare_stop(p); /* what it sent leaves now, below */
+    /* What it sent leaves now, below; if it asked for another pre-flush,
+     * that runs in the next iteration, which must not wait in poll. */
+    if (cn->pre_flush == NULL)
+        uv_prepare_stop(&cn->flusher);
+    else
+        uv_idle_start(&cn->kick, on_kick);
     if (cn->wlen == 0 || cn->sk == NULL)
         return;
     if (cn->tls != NULL) {
@@ -405,6 +429,17 @@ static void on_flush(uv_prepare_t *p)
         cn->wbuf = NULL;
         cn->wcap = 0;
     }
+}
+
+static void on_flush(uv_prepare_t *p)
+{
+    rdl__conn *cn = p->data;
+    rdl_client_t *c = cn->c; /* cn may be closed by what the flush runs */
+    c->flushing++;
+    cn->in_flush = 1;
+    flush(cn);
+    cn->in_flush = 0;
+    c->flushing--;
 }
 
 /* A command whose bytes were just appended to the write buffer: they leave
@@ -1030,6 +1065,8 @@ rdl__conn *rdl__conn_new(rdl_client_t *c, rdl__conn_role role, const char *host,
     init_handle(cn, (uv_handle_t *)&cn->cmd_timer);
     uv_prepare_init(c->loop, &cn->flusher);
     init_handle(cn, (uv_handle_t *)&cn->flusher);
+    uv_idle_init(c->loop, &cn->kick);
+    init_handle(cn, (uv_handle_t *)&cn->kick);
     return cn;
 }
 
@@ -1049,6 +1086,7 @@ void rdl__conn_close(rdl__conn *cn)
     uv_close((uv_handle_t *)&cn->timer, on_handle_closed);
     uv_close((uv_handle_t *)&cn->cmd_timer, on_handle_closed);
     uv_close((uv_handle_t *)&cn->flusher, on_handle_closed);
+    uv_close((uv_handle_t *)&cn->kick, on_handle_closed);
     if (cn->reader != NULL)
         redisReaderFree(cn->reader);
     cn->reader = NULL;
