@@ -407,7 +407,7 @@ static void flush(rdl__conn *cn)
      * that runs in the next iteration, which must not wait in poll. */
     if (cn->pre_flush == NULL)
         uv_prepare_stop(&cn->flusher);
-    else
+    else if (uv_is_active((uv_handle_t *)&cn->flusher)) /* not closed */
         uv_idle_start(&cn->kick, on_kick);
     if (cn->wlen == 0 || cn->sk == NULL)
         return;
