@@ -297,14 +297,10 @@ static void test_batch_after_script_flush(void **state)
 static void test_batch_on_replica_fails_each_call(void **state)
 {
     rdlt_server *m = rdlt_server_start();
-    char port[16];
-    const char *args[] = {"--replicaof", "127.0.0.1", port, NULL};
-    rdlt_server *rep;
+    rdlt_server *rep = rdlt_server_start_replica(m);
     bctx b;
     (void)state;
 
-    snprintf(port, sizeof(port), "%d", rdlt_server_port(m));
-    rep = rdlt_server_start_args(args);
     setup(&b, rdlt_server_url(rep), "replica");
     run_all(&b, 0);
     assert_all(&b, RDL_EREADONLY);

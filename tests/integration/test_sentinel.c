@@ -394,6 +394,20 @@ static int fake_sentinel_rule(rdlt_fake *f, void *data, int argc, char **argv,
     return RDLT_FAKE_REPLY;
 }
 
+/* A client (not connected yet) whose one sentinel is the fake node f, for
+ * the master "fake", with a connect timeout of 2 s and this command
+ * timeout. */
+static rdl_client_t *fake_sentinel_client(rdlt_fake *f, int64_t command_ms)
+{
+    char url[128];
+    rdl_client_t *c;
+    snprintf(url, sizeof(url), "redis+sentinel://127.0.0.1:%d/fake",
+             rdlt_fake_port(f));
+    c = rdlt_client_new(url);
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 2000, command_ms));
+    return c;
+}
+
 /* Every sentinel stops knowing the master: the client keeps using the
  * master it confirmed, and looks again with a growing delay (100 ms,
  * doubling up to 2 s, with jitter) instead of every 100 ms, so a
@@ -406,17 +420,12 @@ static void test_sentinel_failed_rounds_back_off(void **state)
     rdlt_server *m = rdlt_server_start();
     fake_sentinel fs = {rdlt_server_port(m), 1};
     rdlt_fake *f = rdlt_fake_start(m, fake_sentinel_rule, &fs);
-    char url[128];
-    rdl_client_t *c;
+    rdl_client_t *c = fake_sentinel_client(f, 1000);
     rdl_lock_t *l;
     unsigned before, first, after;
     int64_t until;
     (void)state;
 
-    snprintf(url, sizeof(url), "redis+sentinel://127.0.0.1:%d/fake",
-             rdlt_fake_port(f));
-    c = rdlt_client_new(url);
-    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 2000, 1000));
     rdlt_assert_ok(rdl_client_connect(c));
     l = rdlt_lock(c, "backoff");
     rdlt_assert_ok(rdl_lock_acquire(l, 0, 5000));
@@ -472,13 +481,10 @@ static void *park_acquire(void *arg)
 static void test_sentinel_named_replica_is_not_used(void **state)
 {
     rdlt_server *m = rdlt_server_start();
-    char port[16];
-    const char *args[] = {"--replicaof", "127.0.0.1", port, NULL};
-    rdlt_server *r;
-    fake_sentinel fs;
-    rdlt_fake *f;
-    char url[128];
-    rdl_client_t *c;
+    rdlt_server *r = rdlt_server_start_replica(m);
+    fake_sentinel fs = {rdlt_server_port(m), 1};
+    rdlt_fake *f = rdlt_fake_start(m, fake_sentinel_rule, &fs);
+    rdl_client_t *c = fake_sentinel_client(f, 8000);
     park_call p = {0};
     rdlt_thread *t;
     unsigned before;
@@ -486,15 +492,6 @@ static void test_sentinel_named_replica_is_not_used(void **state)
     redisReply *rep;
     (void)state;
 
-    snprintf(port, sizeof(port), "%d", rdlt_server_port(m));
-    r = rdlt_server_start_args(args);
-    fs.master_port = rdlt_server_port(m);
-    fs.known = 1;
-    f = rdlt_fake_start(m, fake_sentinel_rule, &fs);
-    snprintf(url, sizeof(url), "redis+sentinel://127.0.0.1:%d/fake",
-             rdlt_fake_port(f));
-    c = rdlt_client_new(url);
-    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 2000, 8000));
     rdlt_assert_ok(rdl_client_connect(c));
     p.l = rdlt_lock(c, "parked");
 
@@ -585,29 +582,18 @@ static int says_master_rule(rdlt_fake *f, void *data, int argc, char **argv,
 static void test_sentinel_batch_meets_readonly(void **state)
 {
     rdlt_server *m = rdlt_server_start();
-    char port[16];
-    const char *args[] = {"--replicaof", "127.0.0.1", port, NULL};
-    rdlt_server *r;
-    rdlt_fake *demoted, *f;
-    fake_sentinel fs;
+    rdlt_server *r = rdlt_server_start_replica(m);
+    rdlt_fake *demoted = rdlt_fake_start(r, says_master_rule, NULL);
+    fake_sentinel fs = {rdlt_fake_port(demoted), 1};
+    rdlt_fake *f = rdlt_fake_start(m, fake_sentinel_rule, &fs);
+    rdl_client_t *c = fake_sentinel_client(f, 8000);
     rdlt_loop *lp = rdlt_loop_start();
     static ro_batch b;
-    char url[128], name[32];
-    rdl_client_t *c;
+    char name[32];
     redisReply *rep;
     int i;
     (void)state;
 
-    snprintf(port, sizeof(port), "%d", rdlt_server_port(m));
-    r = rdlt_server_start_args(args);
-    demoted = rdlt_fake_start(r, says_master_rule, NULL);
-    fs.master_port = rdlt_fake_port(demoted);
-    fs.known = 1;
-    f = rdlt_fake_start(m, fake_sentinel_rule, &fs);
-    snprintf(url, sizeof(url), "redis+sentinel://127.0.0.1:%d/fake",
-             rdlt_fake_port(f));
-    c = rdlt_client_new(url);
-    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 2000, 8000));
     rdlt_assert_ok(rdl_client_set_loop(c, rdlt_loop_uv(lp)));
     rdlt_loop_connect(lp, c);
     memset(&b, 0, sizeof(b));

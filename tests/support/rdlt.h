@@ -101,6 +101,9 @@ typedef struct rdlt_server rdlt_server;
  * stopped by rdlt_teardown(). Call from the main thread only. */
 rdlt_server *rdlt_server_start(void);
 rdlt_server *rdlt_server_start_args(const char *const *extra);
+/* A server started as a replica of master (--replicaof), as
+ * rdlt_server_start() otherwise. */
+rdlt_server *rdlt_server_start_replica(const rdlt_server *master);
 /* The same with a configuration file holding conf_text (in the server's
  * directory, given as the first argument; Sentinel needs one it can
  * rewrite). */

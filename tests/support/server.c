@@ -306,6 +306,14 @@ rdlt_server *rdlt_server_start_args(const char *const *extra)
     return start(NULL, extra);
 }
 
+rdlt_server *rdlt_server_start_replica(const rdlt_server *master)
+{
+    char port[16];
+    const char *args[] = {"--replicaof", "127.0.0.1", port, NULL};
+    snprintf(port, sizeof(port), "%d", rdlt_server_port(master));
+    return start(NULL, args);
+}
+
 rdlt_server *rdlt_server_start_conf(const char *conf_text,
                                     const char *const *extra)
 {
