@@ -221,7 +221,7 @@ static void on_try(void *data, int status, const redisReply *r)
 {
     rdl__acquire *op = data;
     rdl_lock_t *lock = op->lock;
-    uint64_t now;
+    uint64_t now, written = rdl__conn_written_ms(op->c);
     rdl__try res;
 
     memset(&res, 0, sizeof(res));
@@ -230,8 +230,8 @@ static void on_try(void *data, int status, const redisReply *r)
      * try that waited for a connection (a reconnect, a failover) could not
      * run before. After an unknown outcome, the first send written counts
      * (it may be the one applied), so later sends leave sent_at alone. */
-    if (op->unknown == 0 && rdl__conn_written_ms(op->c) > op->sent_at)
-        op->sent_at = rdl__conn_written_ms(op->c);
+    if (op->unknown == 0 && written > op->sent_at)
+        op->sent_at = written;
     if (status == 0)
         status = lock->kind->parse_try(r, &res);
     if (status == 0 && res.acquired) {
