@@ -55,7 +55,8 @@ local function mine()
     if until_ms < e then
         local first = fairq_front(KEYS[1], h[6], h[7], now, 1)[1]
         if first then
-            redis.pcall(ARGV[7], ARGV[8], first.owner .. '|' .. lease)
+            waiter_say(ARGV[7], ARGV[8], first.owner,
+                first.owner .. '|' .. lease)
         end
     end
     return {1, tonumber(h[3]), n}
@@ -145,7 +146,7 @@ if not held then
     fairq_pop(KEYS[1], live, drop, rest, 1, qn, set)
     e = fairq_grant(live[1], h[3], us, set)
     qn = qn - #drop / 2 -- drop now holds the head's fields too
-    redis.pcall(ARGV[7], ARGV[8], live[1].owner)
+    waiter_wake(ARGV[7], ARGV[8], live[1].owner)
     fairq_tell(live, e, now, me, ARGV[7], ARGV[8])
     table.remove(live, 1)
 end

@@ -62,7 +62,7 @@ if not h[1] or h[1] == '' or e <= now then
 elseif rank == 1 then
     fairq_tell(live, e, now, me, ARGV[2], ARGV[3])
 elseif rank == 2 and live[3] then
-    redis.pcall(ARGV[2], ARGV[3],
+    waiter_say(ARGV[2], ARGV[3], live[3].owner,
         live[3].owner .. '|' .. math.max(live[1].lapse - now, 1))
 end
 if #set > 0 then

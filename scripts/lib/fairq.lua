@@ -134,14 +134,15 @@ end
 -- already watched a later one (it was second, watching the head's lapse,
 -- which is not before e); and tells the new second to watch the new
 -- first's lapse. `me` (the caller) learns its duty from its reply.
--- pcall: see lib/waiters (waiter_wake).
+-- Each message goes to its waiter's client only (lib/waiters, waiter_say).
 local function fairq_tell(live, e, now, me, pubcmd, channel)
     local f, s = live[2], live[3]
     if f and f.owner ~= me and (f.moved or e < live[1].lapse) then
-        redis.pcall(pubcmd, channel, f.owner .. '|' .. math.max(e - now, 1))
+        waiter_say(pubcmd, channel, f.owner,
+            f.owner .. '|' .. math.max(e - now, 1))
     end
     if s and s.owner ~= me then
-        redis.pcall(pubcmd, channel,
+        waiter_say(pubcmd, channel, s.owner,
             s.owner .. '|' .. math.max(f.lapse - now, 1))
     end
 end
@@ -161,7 +162,7 @@ local function fairq_handoff(key, h, now, us, set, me, pubcmd, channel)
     end
     fairq_pop(key, live, drop, rest, 1, qn, set)
     local e = fairq_grant(live[1], h[3], us, set)
-    redis.pcall(pubcmd, channel, live[1].owner)
+    waiter_wake(pubcmd, channel, live[1].owner)
     fairq_tell(live, e, now, me, pubcmd, channel)
     return e, qn - #drop / 2 -- drop now holds the head's fields too
 end

@@ -10,9 +10,10 @@
 --          qt         the last seq given;  qh  the first not yet examined
 -- A try that finds the lock held registers its owner at the back (again,
 -- if it was registered). A release that frees the lock takes the first
--- live registration from the front and names its owner in a message: one
--- wake-up per hand-off, across all clients. A registration lapses by
--- server time, so a waiter that died without leaving is woken at most
+-- live registration from the front and names its owner in a message on
+-- that owner's client's channel (waiter_say): one wake-up per hand-off,
+-- across all clients, and no other client hears it. A registration lapses
+-- by server time, so a waiter that died without leaving is woken at most
 -- once, and only within one registration lifetime of its last try
 -- (docs/design-notes.md "Targeted wake-ups"). Holes left by owners that
 -- registered again, acquired or left are skipped once each.
@@ -121,6 +122,17 @@ local function waiter_first(key, qh, qt)
     return nil
 end
 
+-- Publishes `msg` for `owner` on the channel of its client: the lock's
+-- channel, ':' and the owner string up to its first ':' (the client id;
+-- the client builds the same name, rdl__client_channel in
+-- src/core/keys.c), so that only the client that waits hears it, not
+-- every client with a waiter on the lock. pcall: a client without access
+-- to the channel (ACL) still frees the lock; the waiter then wakes by its
+-- capped sleep.
+local function waiter_say(pubcmd, channel, owner, msg)
+    redis.pcall(pubcmd, channel .. ':' .. string.match(owner, '^[^:]*'), msg)
+end
+
 -- A new hold was granted while others wait: tells the first of them, by
 -- a message "<owner>|<lease ms>", to sleep no longer than the new lease.
 -- The others are not woken by any release until they are first, and the
@@ -130,15 +142,13 @@ end
 local function waiter_recap(key, qh, qt, me, lease, pubcmd, channel)
     local first = waiter_first(key, qh, qt)
     if first and first ~= me then
-        redis.pcall(pubcmd, channel, first .. '|' .. lease)
+        waiter_say(pubcmd, channel, first, first .. '|' .. lease)
     end
 end
 
--- Publishes the wake-up of `owner`. pcall: a client without access to the
--- channel (ACL) still frees the lock; the waiter then wakes by its capped
--- sleep.
+-- Publishes the wake-up of `owner`.
 local function waiter_wake(pubcmd, channel, owner)
     if owner then
-        redis.pcall(pubcmd, channel, owner)
+        waiter_say(pubcmd, channel, owner, owner)
     end
 end

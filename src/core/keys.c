@@ -16,6 +16,7 @@
  * A name without a tag that starts with '}' cannot be wrapped ("{}x}" has
  * an empty tag, so Redis would hash each whole key and scatter one lock
  * over many slots); rdl__name_check rejects it. */
+#include <stdio.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -144,4 +145,13 @@ int rdl__key_parse(const char *prefix, const char *key, size_t len,
     out->name = t;
     out->name_len = n;
     return name_ok(t, n);
+}
+
+char *rdl__client_channel(const char *channel, const char *client_id)
+{
+    size_t n = strlen(channel) + 1 + strlen(client_id) + 1;
+    char *ch = rdl__malloc(n);
+    if (ch != NULL)
+        snprintf(ch, n, "%s:%s", channel, client_id);
+    return ch;
 }

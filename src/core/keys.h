@@ -38,6 +38,11 @@ int rdl__hash_tag(const char *s, size_t len, size_t *off, size_t *taglen);
  * NULL. */
 char *rdl__key(const char *prefix, const char *kind, const char *name,
                const char *suffix);
+/* "<channel>:<client id>": where one client hears the messages that name
+ * its waiters, for kinds whose every message names one (the scripts build
+ * the same name: lib/waiters.lua waiter_say). The hash tag is channel's,
+ * so the slot is too. Returns an rdl__malloc'd string or NULL. */
+char *rdl__client_channel(const char *channel, const char *client_id);
 
 /* The parts of a key, as rdl__key_parse() finds them. Each points into
  * the key; the lengths exclude any terminator. */

@@ -54,6 +54,7 @@ static const rdl__kind_queue fair_queue = {
     .entry_key = RDL__KEY_HOLD,
     .leave = {RDL__SCRIPT_FAIR_LEAVE, 1, {RDL__KEY_HOLD}},
     .targeted = 1,
+    .own_channel = 1,
 };
 
 static const rdl__lock_kind fair_kind = {

@@ -145,8 +145,8 @@ static void wait_for_release(rdl__acquire *op, int64_t pttl_ms)
         const rdl__kind_queue *queue = op->lock->kind->queue;
         if (queue != NULL && queue->targeted)
             op->waiter.target = op->owner_str; /* hand-offs name the owner */
-        rc =
-            rdl__hub_join(op->lock->c, op->lock->channel, &op->waiter, on_wake);
+        rc = rdl__hub_join(op->lock->c, op->lock->wake_channel, &op->waiter,
+                           on_wake);
         if (rc < 0) {
             complete(op, rc);
             return;

@@ -16,6 +16,8 @@ static void free_strings(rdl_lock_t *lock)
     rdl__free(lock->key_hold);
     rdl__free(lock->key_fence);
     rdl__free(lock->channel);
+    if (lock->wake_channel != lock->channel)
+        rdl__free(lock->wake_channel);
     rdl__free(lock->key_aux[0]);
     rdl__free(lock->key_aux[1]);
 }
@@ -44,13 +46,17 @@ int rdl__lock_create(rdl_client_t *c, const char *name,
     lock->key_hold = rdl__key(c->prefix, kind->name, name, NULL);
     lock->key_fence = rdl__key(c->prefix, kind->name, name, RDL__SUFFIX_FENCE);
     lock->channel = rdl__key(c->prefix, kind->name, name, "ch");
+    if (lock->channel != NULL)
+        lock->wake_channel = kind->queue != NULL && kind->queue->own_channel
+                                 ? rdl__client_channel(lock->channel, c->id)
+                                 : lock->channel;
     for (i = 0; i < 2; i++)
         if (kind->aux_suffix[i] != NULL &&
             (lock->key_aux[i] = rdl__key(c->prefix, kind->name, name,
                                          kind->aux_suffix[i])) == NULL)
             aux_failed = 1;
     if (lock->name == NULL || lock->key_hold == NULL ||
-        lock->key_fence == NULL || lock->channel == NULL || aux_failed ||
+        lock->key_fence == NULL || lock->wake_channel == NULL || aux_failed ||
         rdl__lock_sync_init(lock) != 0) {
         free_strings(lock);
         rdl__free(lock);

@@ -64,6 +64,10 @@ typedef struct rdl__kind_queue {
      * command, channel. */
     rdl__kind_call leave;
     int targeted; /* hand-offs name the waiter they are for */
+    /* Every message for a waiter names it, so each client hears those for
+     * its own waiters on its own channel (rdl_lock_s.wake_channel), and no
+     * other client wakes for them. */
+    int own_channel;
 } rdl__kind_queue;
 
 /* What a lock kind that runs scripts provides. Every send_* returns 0 or a
@@ -118,6 +122,10 @@ struct rdl_lock_s {
     char *key_hold;
     char *key_fence;
     char *channel;
+    /* Where this client's waiters listen: `channel`, or for own_channel
+     * kinds rdl__client_channel(channel, client id), the channel the
+     * scripts give messages for them (lib/waiters.lua waiter_say). */
+    char *wake_channel;
     char *key_aux[2]; /* kind-specific keys (rdl__lock_kind.aux_suffix) */
     unsigned flags;   /* kind-specific (read-write lock: writers first) */
     uint32_t permits; /* the total this object offers (1; a semaphore's

@@ -48,6 +48,7 @@ static int parse_info(const redisReply *r, rdl_lock_info_t *out)
 static const rdl__kind_queue registry = {
     .leave = {RDL__SCRIPT_LOCK_LEAVE, 1, {RDL__KEY_HOLD}},
     .targeted = 1,
+    .own_channel = 1,
 };
 
 const rdl__lock_kind rdl__reentrant_kind = {

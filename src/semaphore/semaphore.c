@@ -54,6 +54,7 @@ static int parse_info(const redisReply *r, rdl_lock_info_t *out)
 static const rdl__kind_queue registry = {
     .leave = {RDL__SCRIPT_SEM_LEAVE, 1, {RDL__KEY_HOLD}},
     .targeted = 1,
+    .own_channel = 1,
 };
 
 static const rdl__lock_kind sem_kind = {

@@ -289,6 +289,16 @@ static rdlt_server *wait_shard_subscriber(rdlt_cluster *cl, const char *channel)
     return NULL;
 }
 
+/* The channel on which c's waiters for plain lock `name` listen: the
+ * lock's channel and the client's id (a hand-off names one waiter, and
+ * only its client hears it). */
+static const char *wake_channel(rdl_client_t *c, const char *name)
+{
+    static char ch[160];
+    snprintf(ch, sizeof(ch), "rdl:lock.ch:{%s}:%s", name, rdl_client_id(c));
+    return ch;
+}
+
 /* A waiter sleeps on a sharded subscription on the master of the lock's
  * slot, and the release's SPUBLISH wakes it at once. */
 static void test_cluster_wakeup_sharded_pubsub(void **state)
@@ -302,7 +312,7 @@ static void test_cluster_wakeup_sharded_pubsub(void **state)
 
     rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 30000));
     t = rdlt_thread_start(wait_thread, &w);
-    wait_shard_subscriber(cl, "rdl:lock.ch:{wake}");
+    wait_shard_subscriber(cl, wake_channel(c, "wake"));
     rdlt_sleep_ms(100);
     assert_false(__atomic_load_n(&w.done, __ATOMIC_SEQ_CST));
     rdlt_assert_ok(rdl_lock_release_as(l, A));
@@ -377,7 +387,7 @@ static void failover_case(int kill)
 
     rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 30000));
     t = rdlt_thread_start(wait_thread, &w);
-    master = wait_shard_subscriber(cl, "rdl:lock.ch:{fo}");
+    master = wait_shard_subscriber(cl, wake_channel(c, "fo"));
     replica = rdlt_cluster_replica_of(cl, master);
     assert_non_null(replica);
     /* The hold reached the replica before the switch. */

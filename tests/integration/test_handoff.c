@@ -156,7 +156,7 @@ static void test_handoff_one_try_per_release_across_clients(void **state)
     rdl_lock_t *hl = rdlt_lock(holder, "one");
     waiter w[K];
     rdlt_thread *t[K];
-    uint64_t tries0 = 0, tries1 = 0;
+    uint64_t tries0 = 0, tries1 = 0, messages;
     int i, j;
     (void)state;
 
@@ -190,6 +190,11 @@ static void test_handoff_one_try_per_release_across_clients(void **state)
      * and one per grant while others still wait, telling the first of
      * them the new lease (lib/waiters: waiter_recap). */
     assert_int_equal(rdlt_cmd_calls(s, "publish"), K + (K - 1));
+    /* Each message reached only the client it named, not every client
+     * with a waiter on the lock (each listens on its own channel). */
+    for (i = 0, messages = 0; i < K; i++)
+        messages += rdlt_stats(w[i].c).messages;
+    assert_int_equal(messages, K + (K - 1));
     assert_int_equal(rdlt_info(hl, B).waiters, 0);
     assert_int_equal(rdlt_count_held(s, "rdl:*"), 0);
 }

@@ -309,6 +309,9 @@ static void test_semaphore_one_wakeup_per_permit(void **state)
     assert_int_equal(rdlt_cmd_calls(s, "publish") - pub, 1);
     rdlt_sleep_ms(200);
     assert_int_equal(count_done(w, 4), 1);
+    /* The message reached only the client it named. */
+    for (i = 1; i < 4; i++)
+        assert_int_equal(rdlt_stats(w[i].c).messages, 0);
 
     rdlt_assert_ok(rdl_semaphore_set_permits(hl, 4)); /* two more */
     if (!rdlt_wait_flag(&w[1].done, 5000) || !rdlt_wait_flag(&w[2].done, 5000))

@@ -366,6 +366,26 @@ static void test_keys_examples(void **state)
     rdl__free(b);
 }
 
+/* A client's own wake-up channel: the lock's channel and the client id,
+ * on the lock's slot (sharded pub/sub publishes it from the lock's
+ * scripts, which may only touch that slot). */
+static void test_keys_client_channel(void **state)
+{
+    char *ch = key("rdl", "lock", "{order:42}:payment", "ch");
+    char *own = rdl__client_channel(ch, "0123abcd");
+    (void)state;
+    assert_string_equal(own, "rdl:lock.ch:{order:42}:payment:0123abcd");
+    assert_int_equal(slot(own), slot(ch));
+    rdl__free(own);
+    rdl__free(ch);
+    ch = key("rdl", "fair", "a}b", "ch");
+    own = rdl__client_channel(ch, "ff");
+    assert_string_equal(own, "rdl:fair.ch:{a}b}:ff");
+    assert_int_equal(slot(own), slot(ch));
+    rdl__free(own);
+    rdl__free(ch);
+}
+
 static void test_keys_longest_name(void **state)
 {
     char *name = malloc(RDL__NAME_MAX + 1), *k;
@@ -618,6 +638,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_keys_close_brace_first_one_slot),
     RDLT_TEST(test_keys_suffix_never_forged_by_a_name),
     RDLT_TEST(test_keys_examples),
+    RDLT_TEST(test_keys_client_channel),
     RDLT_TEST(test_keys_longest_name),
     RDLT_TEST(test_keys_alloc_failure),
     RDLT_TEST(test_keys_name_check),
