@@ -53,7 +53,7 @@ if h[1] and h[1] ~= '' then
     end
     local tm = redis.call('TIME')
     local now = tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000)
-    waiter_add(KEYS[1], me, tonumber(ARGV[4]), now, h[5], h[6])
+    waiter_add(KEYS[1], me, tonumber(ARGV[4]), now, pttl, h[5], h[6])
     return {0, pttl, 1}
 end
 

@@ -50,7 +50,7 @@ if used >= total then
     end
     -- The keys outlive the registration: a holder's grant gave them its
     -- lease plus the retention, longer than a registration lives.
-    waiter_add(KEYS[1], me, tonumber(ARGV[4]), now, h[7], h[5])
+    waiter_add(KEYS[1], me, tonumber(ARGV[4]), now, sleep, h[7], h[5])
     return {0, sleep, 1}
 end
 
@@ -80,7 +80,8 @@ if waiting then
     if not h[1] and (earliest < 0 or lease < earliest) then
         local q = redis.call('HMGET', KEYS[1], 'qh', 'qt')
         if waiters_maybe(q[1], q[2]) then
-            waiter_recap(KEYS[1], q[1], q[2], me, lease, ARGV[5], ARGV[6])
+            waiter_recap(KEYS[1], q[1], q[2], me, lease, now, ARGV[5],
+                ARGV[6])
         end
     end
 end

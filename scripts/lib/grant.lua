@@ -24,8 +24,8 @@ local function reenter(key, n, id, lease)
 end
 
 -- A new hold of `key` for owner me: the token is max(last + 1, us), the
--- server time in microseconds (docs/design-notes.md "Fencing tokens: the
--- exact guarantee"). mine: the owner's registration seq, if it waited;
+-- server time in microseconds, read before the grant (docs/design-notes.md
+-- "Fencing tokens: the exact guarantee"). mine: the owner's registration seq, if it waited;
 -- qh, qt: the registry's bounds. A grant while others wait tells the
 -- first of them the new lease (waiter_recap). Returns the token. Numbers
 -- that go to redis.call as they came (lease: ARGV's string, count '1') save
@@ -40,7 +40,8 @@ local function grant(key, me, id, lease, last, us, mine, qh, qt, pubcmd,
         waiter_remove(key, me, mine)
     end
     if waiters_maybe(qh, qt) then
-        waiter_recap(key, qh, qt, me, lease, pubcmd, channel)
+        waiter_recap(key, qh, qt, me, lease, math.floor(us / 1000), pubcmd,
+            channel)
     end
     return token
 end

@@ -3,8 +3,10 @@
 -- usable while its slot migrates). Pulled into the plain lock's scripts
 -- when they are embedded; not a script of its own.
 --
--- Fields:  s:<seq>    "<lapse>:<owner>": a registration, numbered in the
---                     order they were made; lapse in server ms
+-- Fields:  s:<seq>    "<lapse>:<wake>:<owner>": a registration, numbered
+--                     in the order they were made; lapse: when it ends,
+--                     wake: by when its waiter tries again of its own
+--                     accord (its sleep's cap), both in server ms
 --          q:<owner>  the seq of the owner's registration (present exactly
 --                     when s:<seq> is)
 --          qt         the last seq given;  qh  the first not yet examined
@@ -24,16 +26,30 @@ local function waiters_maybe(qh, qt)
     return qt and tonumber(qh or '1') <= tonumber(qt)
 end
 
--- Registers `owner` at the back until now + life. qt: the hash's qt, old:
--- the owner's current seq (q:<owner>), both as read by the caller.
-local function waiter_add(key, owner, life, now, qt, old)
+-- Registers `owner` at the back until now + life. sleep: the ms its try
+-- answers it may sleep (a lease, or -1 for none); its waiter tries again
+-- within min(sleep, life) even if no message comes (src/lock/acquire.c
+-- wait_for_release), which waiter_recap relies on. qt: the hash's qt,
+-- old: the owner's current seq (q:<owner>), both as read by the caller.
+local function waiter_add(key, owner, life, now, sleep, qt, old)
     local k = tonumber(qt or '0') + 1
     if old then
         redis.call('HDEL', key, 's:' .. old)
     end
+    if sleep < 0 or sleep > life then
+        sleep = life
+    end
     redis.call('HSET', key, 's:' .. k,
-        string.format('%d', now + life) .. ':' .. owner, 'q:' .. owner, k,
-        'qt', k)
+        string.format('%d:%d:', now + life, now + sleep) .. owner,
+        'q:' .. owner, k, 'qt', k)
+end
+
+-- The parts of a registration's value: lapse, wake (numbers), owner.
+local function waiter_parse(v)
+    local a = string.find(v, ':', 1, true)
+    local b = string.find(v, ':', a + 1, true)
+    return tonumber(string.sub(v, 1, a - 1)),
+        tonumber(string.sub(v, a + 1, b - 1)), string.sub(v, b + 1)
 end
 
 -- Takes the owner's registration out (seq as read from q:<owner>).
@@ -69,11 +85,10 @@ local function waiter_next(key, qh, qt)
         local drop = {}
         for i = 1, #v do
             if v[i] then
-                local c = string.find(v[i], ':', 1, true)
-                local owner = string.sub(v[i], c + 1)
+                local lapse, _, owner = waiter_parse(v[i])
                 drop[#drop + 1] = f[i]
                 drop[#drop + 1] = 'q:' .. owner
-                if tonumber(string.sub(v[i], 1, c - 1)) > now then
+                if lapse > now then
                     redis.call('HDEL', key, unpack(drop))
                     return owner, h + i
                 end
@@ -103,17 +118,17 @@ local function waiters_count(key, qh, qt)
     return n
 end
 
--- The owner of the first live registration, left in place (or nil).
-local function waiter_first(key, qh, qt)
+-- The first registration live at `now`, left in place: its owner and
+-- wake (or nil).
+local function waiter_first(key, qh, qt, now)
     local h, last = tonumber(qh or '1'), tonumber(qt or '0')
-    local now = waiters_now()
     while h <= last do
         local _, v, to = waiters_read(key, h, last, 64)
         for i = 1, #v do
             if v[i] then
-                local c = string.find(v[i], ':', 1, true)
-                if tonumber(string.sub(v[i], 1, c - 1)) > now then
-                    return string.sub(v[i], c + 1)
+                local lapse, wake, owner = waiter_parse(v[i])
+                if lapse > now then
+                    return owner, wake
                 end
             end
         end
@@ -133,15 +148,20 @@ local function waiter_say(pubcmd, channel, owner, msg)
     redis.pcall(pubcmd, channel .. ':' .. string.match(owner, '^[^:]*'), msg)
 end
 
--- A new hold was granted while others wait: tells the first of them, by
--- a message "<owner>|<lease ms>", to sleep no longer than the new lease.
--- The others are not woken by any release until they are first, and the
+-- A new hold was granted at `now` (server ms) while others wait. The
+-- others are not woken by any release until they are first, and the
 -- first must notice a holder whose lease runs out (Redis publishes
--- nothing then): its sleep was capped by the lease it saw at its own try,
--- which may be longer than the new holder's.
-local function waiter_recap(key, qh, qt, me, lease, pubcmd, channel)
-    local first = waiter_first(key, qh, qt)
-    if first and first ~= me then
+-- nothing then). Its sleep was capped at its own try: it tries again by
+-- its wake at the latest. If that comes after the new lease ends, a
+-- message "<owner>|<lease ms>" tells it to sleep no longer than the new
+-- lease. If it comes first (the usual case: leases of one length, the new
+-- one granted later), it is told nothing, and no client wakes: its try
+-- then finds the new holder and sleeps no longer than that lease. (The
+-- wake is not moved by a message: it stays a time by which the waiter
+-- tries, only a later one than needed.)
+local function waiter_recap(key, qh, qt, me, lease, now, pubcmd, channel)
+    local first, wake = waiter_first(key, qh, qt, now)
+    if first and first ~= me and wake > now + tonumber(lease) then
         waiter_say(pubcmd, channel, first, first .. '|' .. lease)
     end
 end
