@@ -18,7 +18,9 @@
 -- by server time, so a waiter that died without leaving is woken at most
 -- once, and only within one registration lifetime of its last try
 -- (docs/design-notes.md "Targeted wake-ups"). Holes left by owners that
--- registered again, acquired or left are skipped once each.
+-- registered again, acquired or left are skipped once each: the scans
+-- of the front read 4 fields, then 64 at a time (the first is usually
+-- live; the later reads amortise the holes).
 
 -- True if registrations may be waiting between qh and qt (as read; a
 -- lock that never had a waiter has no qt, and no number is read).
@@ -78,10 +80,10 @@ end
 -- on the way. Returns its owner (or nil) and the new qh, for the caller to
 -- write.
 local function waiter_next(key, qh, qt)
-    local h, last = tonumber(qh or '1'), tonumber(qt or '0')
+    local h, last, n = tonumber(qh or '1'), tonumber(qt or '0'), 4
     local now = waiters_now()
     while h <= last do
-        local f, v, to = waiters_read(key, h, last, 64)
+        local f, v, to = waiters_read(key, h, last, n)
         local drop = {}
         for i = 1, #v do
             if v[i] then
@@ -97,7 +99,7 @@ local function waiter_next(key, qh, qt)
         if #drop > 0 then
             redis.call('HDEL', key, unpack(drop))
         end
-        h = to + 1
+        h, n = to + 1, 64
     end
     return nil, h
 end
@@ -121,9 +123,9 @@ end
 -- The first registration live at `now`, left in place: its owner and
 -- wake (or nil).
 local function waiter_first(key, qh, qt, now)
-    local h, last = tonumber(qh or '1'), tonumber(qt or '0')
+    local h, last, n = tonumber(qh or '1'), tonumber(qt or '0'), 4
     while h <= last do
-        local _, v, to = waiters_read(key, h, last, 64)
+        local _, v, to = waiters_read(key, h, last, n)
         for i = 1, #v do
             if v[i] then
                 local lapse, wake, owner = waiter_parse(v[i])
@@ -132,7 +134,7 @@ local function waiter_first(key, qh, qt, now)
                 end
             end
         end
-        h = to + 1
+        h, n = to + 1, 64
     end
     return nil
 end
