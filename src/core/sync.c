@@ -10,8 +10,31 @@
  *     once), so N blocking threads never spin N cores away from the loop
  *     thread and the server;
  *   - it spins for about twice the recent typical call (an average of past
- *     calls), and not at all when calls take longer than SPIN_MAX_NS
- *     (contended waits, slow servers), where a spin would only burn CPU.
+ *     calls), at most SPIN_MAX_NS, and not at all when calls take longer
+ *     than SLOW_NS (contended waits, slow servers), where a spin would
+ *     only burn CPU; nor after MISS_LIMIT spins in a row that the result
+ *     did not end, but for one call in PROBE_EVERY.
+ * Why SLOW_NS is 3 x SPIN_MAX_NS, and the probe: the time of a call
+ * depends on whether its caller spins. A caller that sleeps lets its vCPU
+ * idle, and on a VM whose idle vCPUs wake slowly every hop of the call
+ * (the loop thread, the server, the caller) pays for a wake-up: calls
+ * measured 250 us here with callers asleep and 60-100 us with one
+ * spinning. With "no spin above SPIN_MAX_NS" one slow stretch (a slow
+ * first call, a contended wait) put the average above it, calls then
+ * slept, stayed slow, and the spin never came back (the peers' U test
+ * fell from 2 x the best peer to below it: docs/benchmarks.md). Now such
+ * an average still spins for SPIN_MAX_NS, the result comes within it, and
+ * the average falls back; where the result really takes longer (a remote
+ * server), the misses stop the spin, and the probe finds out when it
+ * would pay again. A call is timed from its post to its result
+ * (rdl__sync_done), not to when a sleeping caller ran again, and a long
+ * wait counts for at most LEARN_MAX_NS.
+ * The spinner yields its CPU every 64 turns (sched_yield): on a machine
+ * with few CPUs the loop thread (or the server) may be queued on the
+ * spinner's very CPU, and a spin that does not yield then holds back the
+ * result it waits for (probes that missed took 400-450 us where a sleeping
+ * caller's call took 250; with the yield, the peers' U test went from
+ * about 2,000 to 4,200-5,900 cycles/s on the same machine).
  *
  * Hand-over: `state` starts WAITING. The loop thread stores the result,
  * then swaps `state` to DONE; if it was SLEEPING it posts the semaphore.
@@ -20,6 +43,7 @@
  * the semaphore is posted, and the loop thread never touches `s` after
  * handing over to a spinning caller (the caller's stack frame may be gone
  * by then). */
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,10 +53,16 @@
 
 enum { WAITING, SLEEPING, DONE };
 
-#define SPIN_MAX_NS 200000u /* no spinning when calls take longer */
+#define SPIN_MAX_NS 200000u            /* the longest a caller spins */
+#define SLOW_NS (3 * SPIN_MAX_NS)      /* no spinning when calls take longer */
+#define LEARN_MAX_NS (4 * SPIN_MAX_NS) /* the most one call counts for */
+#define MISS_LIMIT 4   /* spins missed in a row before spinning stops */
+#define PROBE_EVERY 16 /* then every 16th call spins all the same */
 
 static int spinner;         /* 1 while a caller spins (atomic) */
 static uint64_t typical_ns; /* running average of call times (atomic) */
+static unsigned misses;     /* spins in a row that missed (atomic) */
+static unsigned calls;      /* blocking calls made (atomic) */
 
 static void run(rdl__task *t, int status)
 {
@@ -50,15 +80,26 @@ static void run(rdl__task *t, int status)
 #define CPU_RELAX() ((void)0)
 #endif
 
+uint64_t rdl__spin_budget(uint64_t typical, unsigned missed, unsigned call)
+{
+    if (typical == 0 || typical > SLOW_NS)
+        return 0;
+    if (missed >= MISS_LIMIT && call % PROBE_EVERY != 0)
+        return 0;
+    return 2 * typical < SPIN_MAX_NS ? 2 * typical : SPIN_MAX_NS;
+}
+
 /* Spins until the result arrives or the budget is spent; 1 if it arrived. */
 static int spin(rdl__sync *s, uint64_t start)
 {
-    uint64_t typical = __atomic_load_n(&typical_ns, __ATOMIC_RELAXED);
-    uint64_t budget = 2 * typical;
+    uint64_t budget =
+        rdl__spin_budget(__atomic_load_n(&typical_ns, __ATOMIC_RELAXED),
+                         __atomic_load_n(&misses, __ATOMIC_RELAXED),
+                         __atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED));
     int expect = 0, got = 0;
     unsigned i;
 
-    if (typical == 0 || typical > SPIN_MAX_NS)
+    if (budget == 0)
         return 0;
     if (!__atomic_compare_exchange_n(&spinner, &expect, 1, 0, __ATOMIC_ACQUIRE,
                                      __ATOMIC_RELAXED))
@@ -69,19 +110,35 @@ static int spin(rdl__sync *s, uint64_t start)
             break;
         }
         CPU_RELAX();
-        if ((i & 63) == 0 && uv_hrtime() - start > budget)
-            break;
+        if ((i & 63) == 0) {
+            if (uv_hrtime() - start > budget)
+                break;
+            sched_yield();
+        }
     }
     __atomic_store_n(&spinner, 0, __ATOMIC_RELEASE);
+    if (got)
+        __atomic_store_n(&misses, 0, __ATOMIC_RELAXED);
+    else if (__atomic_load_n(&misses, __ATOMIC_RELAXED) < MISS_LIMIT)
+        __atomic_add_fetch(&misses, 1, __ATOMIC_RELAXED);
     return got;
+}
+
+uint64_t rdl__spin_learn(uint64_t t, uint64_t took)
+{
+    /* An average over ~8 calls, each counted for at most LEARN_MAX_NS: a
+     * wait of seconds says no more than "slow" and is forgotten after a
+     * dozen quick calls, not after sixty. */
+    if (took > LEARN_MAX_NS)
+        took = LEARN_MAX_NS;
+    return t == 0 ? took : t - t / 8 + took / 8;
 }
 
 static void learn(uint64_t took)
 {
     uint64_t t = __atomic_load_n(&typical_ns, __ATOMIC_RELAXED);
-    /* An average over ~8 calls; a lost update between threads is fine. */
-    t = t == 0 ? took : t - t / 8 + took / 8;
-    __atomic_store_n(&typical_ns, t, __ATOMIC_RELAXED);
+    /* A lost update between threads is fine. */
+    __atomic_store_n(&typical_ns, rdl__spin_learn(t, took), __ATOMIC_RELAXED);
 }
 
 int rdl__sync_call(rdl_client_t *c, rdl__sync *s)
@@ -117,7 +174,7 @@ int rdl__sync_call(rdl_client_t *c, rdl__sync *s)
                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         uv_sem_wait(&s->sem);
     uv_sem_destroy(&s->sem);
-    learn(uv_hrtime() - start);
+    learn(s->done_ns - start);
     if (s->status != 0)
         rdl__errmsg_set(c, "%s", s->msg[0] ? s->msg : rdl_strerror(s->status));
     return s->status;
@@ -126,6 +183,7 @@ int rdl__sync_call(rdl_client_t *c, rdl__sync *s)
 void rdl__sync_done(rdl__sync *s, int status)
 {
     s->status = status;
+    s->done_ns = uv_hrtime();
     if (status != 0)
         snprintf(s->msg, sizeof(s->msg), "%s", rdl__errmsg_get(s->client));
     /* After this swap `s` belongs to the caller again, unless the caller

@@ -15,6 +15,7 @@ typedef struct rdl__sync {
     int state; /* sync.c: waiting, sleeping or done (atomic) */
     int status;
     char msg[256];
+    uint64_t done_ns; /* when rdl__sync_done() ran (uv_hrtime) */
     rdl_client_t *client;
     void (*start)(struct rdl__sync *s); /* on the loop thread */
 } rdl__sync;
@@ -25,5 +26,13 @@ typedef struct rdl__sync {
 int rdl__sync_call(rdl_client_t *c, rdl__sync *s);
 /* Completes a blocking call (loop thread). */
 void rdl__sync_done(rdl__sync *s, int status);
+
+/* The spin's arithmetic (sync.c), for its tests: the typical call time
+ * after one more call that took `took` ns; and how long a caller spins
+ * (ns, 0: not at all) when calls typically take `typical` ns, the last
+ * `missed` spins in a row missed the result, and this is the process's
+ * call-th blocking call. */
+uint64_t rdl__spin_learn(uint64_t typical, uint64_t took);
+uint64_t rdl__spin_budget(uint64_t typical, unsigned missed, unsigned call);
 
 #endif
