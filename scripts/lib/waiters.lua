@@ -46,12 +46,17 @@ local function waiter_add(key, owner, life, now, sleep, qt, old)
         'q:' .. owner, k, 'qt', k)
 end
 
--- The parts of a registration's value: lapse, wake (numbers), owner.
+-- The parts of a registration's value: lapse, wake (numbers), owner. A
+-- value "<lapse>:<owner>", as registrations were written before they
+-- kept a wake (a waiter of an older rdl, within its lifetime), reads as
+-- waking at its lapse: its first waiter is told every new lease, as then.
 local function waiter_parse(v)
-    local a = string.find(v, ':', 1, true)
-    local b = string.find(v, ':', a + 1, true)
-    return tonumber(string.sub(v, 1, a - 1)),
-        tonumber(string.sub(v, a + 1, b - 1)), string.sub(v, b + 1)
+    local lapse, wake, owner = string.match(v, '^(%d+):(%d+):(.*)$')
+    if not lapse then
+        lapse, owner = string.match(v, '^(%d+):(.*)$')
+        wake = lapse
+    end
+    return tonumber(lapse), tonumber(wake), owner
 end
 
 -- Takes the owner's registration out (seq as read from q:<owner>).

@@ -399,6 +399,46 @@ static void test_handoff_new_holder_lease_reaches_next_waiter(void **state)
     rdlt_assert_rc(v.rc, RDL_ELOST); /* its lease ran out */
 }
 
+/* Registrations written before each kept its wake ("<lapse>:<owner>",
+ * by an older rdl's waiter still within its lifetime) are read as waking
+ * at their lapse: the release names the first, and a grant tells the
+ * next the new lease, as before; no script fails on them. */
+static void test_handoff_registration_without_wake(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *holder = rdlt_client(s), *other = rdlt_client(s);
+    rdl_lock_t *hl = rdlt_lock(holder, "oldreg");
+    rdl_lock_t *ol = rdlt_lock(other, "oldreg");
+    redisReply *r;
+    long long now_ms, pub;
+    char v1[64], v2[64];
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(hl, A, 0, 30000));
+    r = rdlt_cmd(s, "TIME");
+    now_ms = strtoll(r->element[0]->str, NULL, 10) * 1000;
+    freeReplyObject(r);
+    snprintf(v1, sizeof(v1), "%lld:old1:1", now_ms + 60000);
+    snprintf(v2, sizeof(v2), "%lld:old2:1", now_ms + 60000);
+    freeReplyObject(rdlt_cmd(s,
+                             "HSET rdl:lock:{oldreg} s:1 %s q:old1:1 1 s:2 %s "
+                             "q:old2:1 2 qt 2",
+                             v1, v2));
+    assert_int_equal(rdlt_info(hl, B).waiters, 2);
+    pub = rdlt_cmd_calls(s, "publish");
+    rdlt_assert_ok(rdl_lock_release_as(hl, A)); /* names old1 */
+    assert_int_equal(rdlt_cmd_calls(s, "publish"), pub + 1);
+    assert_int_equal(rdlt_info(hl, B).waiters, 1);
+    r = rdlt_cmd(s, "HGET rdl:lock:{oldreg} q:old1:1");
+    assert_int_equal(r->type, REDIS_REPLY_NIL);
+    freeReplyObject(r);
+    /* old2 is first now, waking "at its lapse": a 1 s lease is told. */
+    rdlt_assert_ok(rdl_lock_acquire_as(ol, A, 0, 1000));
+    assert_int_equal(rdlt_cmd_calls(s, "publish"), pub + 2);
+    rdlt_assert_ok(rdl_lock_release_as(ol, A)); /* names old2 */
+    assert_int_equal(rdlt_info(hl, B).waiters, 0);
+}
+
 static void free_multi(void *l)
 {
     rdl_lock_free(l);
@@ -514,6 +554,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_handoff_rw_writer_release_wakes_one_writer),
     RDLT_TEST(test_handoff_message_for_another_owner_ignored),
     RDLT_TEST(test_handoff_new_holder_lease_reaches_next_waiter),
+    RDLT_TEST(test_handoff_registration_without_wake),
     RDLT_TEST(test_handoff_multilock_grant_reaches_next_waiter),
 };
 
