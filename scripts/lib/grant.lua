@@ -25,8 +25,8 @@ end
 
 -- A new hold of `key` for owner me: the token is max(last + 1, us), the
 -- server time in microseconds, read before the grant (docs/design-notes.md
--- "Fencing tokens: the exact guarantee"). mine: the owner's registration seq, if it waited;
--- qh, qt: the registry's bounds. A grant while others wait tells the
+-- "Fencing tokens: the exact guarantee"). mine: the owner's registration
+-- seq, if it waited; qh, qt: the registry's bounds. A grant while others wait tells the
 -- first of them the new lease (waiter_recap). Returns the token. Numbers
 -- that go to redis.call as they came (lease: ARGV's string, count '1') save
 -- the server a number-to-text conversion each (docs/benchmarks.md).
