@@ -62,7 +62,7 @@ enum { WAITING, SLEEPING, DONE };
 static int spinner;         /* 1 while a caller spins (atomic) */
 static uint64_t typical_ns; /* running average of call times (atomic) */
 static unsigned misses;     /* spins in a row that missed (atomic) */
-static unsigned calls;      /* blocking calls made (atomic) */
+static unsigned calls;      /* calls made while spins missed (atomic) */
 
 static void run(rdl__task *t, int status)
 {
@@ -92,10 +92,13 @@ uint64_t rdl__spin_budget(uint64_t typical, unsigned missed, unsigned call)
 /* Spins until the result arrives or the budget is spent; 1 if it arrived. */
 static int spin(rdl__sync *s, uint64_t start)
 {
-    uint64_t budget =
-        rdl__spin_budget(__atomic_load_n(&typical_ns, __ATOMIC_RELAXED),
-                         __atomic_load_n(&misses, __ATOMIC_RELAXED),
-                         __atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED));
+    unsigned missed = __atomic_load_n(&misses, __ATOMIC_RELAXED);
+    /* The shared count is touched only while probing, not on every call. */
+    unsigned call = missed >= MISS_LIMIT
+                        ? __atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED)
+                        : 1;
+    uint64_t budget = rdl__spin_budget(
+        __atomic_load_n(&typical_ns, __ATOMIC_RELAXED), missed, call);
     int expect = 0, got = 0;
     unsigned i;
 

@@ -30,8 +30,8 @@ void rdl__sync_done(rdl__sync *s, int status);
 /* The spin's arithmetic (sync.c), for its tests: the typical call time
  * after one more call that took `took` ns; and how long a caller spins
  * (ns, 0: not at all) when calls typically take `typical` ns, the last
- * `missed` spins in a row missed the result, and this is the process's
- * call-th blocking call. */
+ * `missed` spins in a row missed the result, and `call` counts the calls
+ * made while they did (every PROBE_EVERY-th of those spins). */
 uint64_t rdl__spin_learn(uint64_t typical, uint64_t took);
 uint64_t rdl__spin_budget(uint64_t typical, unsigned missed, unsigned call);
 
