@@ -27,12 +27,33 @@ static void send_try(rdl__acquire *op);
 static void confirm(rdl__acquire *op);
 static void take(rdl__acquire *op);
 
+/* The operation is freed once its timer is closed and no command of its
+ * is in flight: each in-flight try or confirmation holds a reference, so
+ * an answer handed out after the operation ended (see answered()) finds
+ * it still there. */
+static void unref(rdl__acquire *op)
+{
+    if (--op->refs == 0)
+        rdl__free(op);
+}
+
 static void on_timer_closed(uv_handle_t *h)
 {
     rdl__acquire *op = h->data;
     rdl_client_t *c = op->c; /* op->lock may be freed by now */
-    rdl__free(op);
+    unref(op);
     rdl__client_handle_closed(c);
+}
+
+/* An answer to an operation that has already ended: the client closed
+ * from inside a callback while one reply was being handed out to several
+ * operations (a batch's group reply, the WAIT that confirms several
+ * grants), and the shutdown completed the rest with RDL_ECLOSED. They
+ * were told once; the answer changes nothing now (a level it granted
+ * expires by its lease: a closed client sends nothing). */
+static int answered(const rdl__acquire *op)
+{
+    return op->done;
 }
 
 static void complete(rdl__acquire *op, int status)
@@ -217,9 +238,8 @@ static int given_back_late(rdl__acquire *op, uint32_t count)
     return 1;
 }
 
-static void on_try(void *data, int status, const redisReply *r)
+static void try_answered(rdl__acquire *op, int status, const redisReply *r)
 {
-    rdl__acquire *op = data;
     rdl_lock_t *lock = op->lock;
     uint64_t now, written = rdl__conn_written_ms(op->c);
     rdl__try res;
@@ -307,6 +327,14 @@ static void on_try(void *data, int status, const redisReply *r)
         wait_for_release(op, res.pttl_ms);
 }
 
+static void on_try(void *data, int status, const redisReply *r)
+{
+    rdl__acquire *op = data;
+    if (!answered(op))
+        try_answered(op, status, r);
+    unref(op);
+}
+
 /* The grant (its token in op->req) is final: recorded, and an auto hold
  * registered with the watchdog, before the caller hears of it. */
 static void take(rdl__acquire *op)
@@ -327,10 +355,9 @@ static void take(rdl__acquire *op)
 /* Durability (DESIGN §17): the grant counts once the replicas have it. The
  * WAIT goes on the durable line's connection to the master, where the
  * grant was written (rdl__conn_confirm). */
-static void on_confirmed(void *data, int status, long long acked,
-                         long long wanted)
+static void confirmed(rdl__acquire *op, int status, long long acked,
+                      long long wanted)
 {
-    rdl__acquire *op = data;
     rdl_lock_t *lock = op->lock;
     op->inflight = 0;
     if (status == 0 && acked >= wanted && !op->canceled) {
@@ -357,13 +384,25 @@ static void on_confirmed(void *data, int status, long long acked,
     }
 }
 
+static void on_confirmed(void *data, int status, long long acked,
+                         long long wanted)
+{
+    rdl__acquire *op = data;
+    if (!answered(op))
+        confirmed(op, status, acked, wanted);
+    unref(op);
+}
+
 static void confirm(rdl__acquire *op)
 {
     rdl_client_t *c = op->lock->c;
     rdl__conn *cn = rdl__client_route_line(c, op->lock->key_hold,
                                            rdl__client_acquire_line(c));
-    int rc = cn != NULL ? rdl__conn_confirm(cn, on_confirmed, op) : RDL_ENOMEM;
+    int rc;
+    op->refs++;
+    rc = cn != NULL ? rdl__conn_confirm(cn, on_confirmed, op) : RDL_ENOMEM;
     if (rc != 0) {
+        op->refs--;
         undo(op);
         complete(op, rc);
         return;
@@ -388,8 +427,10 @@ static void send_try(rdl__acquire *op)
     if (op->unknown == 0)
         op->sent_at = rdl__now_ms();
     RDL__STAT_INC(op->lock->c, attempts);
+    op->refs++;
     rc = op->lock->kind->send_try(op, on_try);
     if (rc != 0) {
+        op->refs--;
         /* A retry that cannot be sent (the client is closing) leaves the
          * earlier outcome unknown: say so, and give back what it may have
          * taken if that can still be sent. */
@@ -475,8 +516,10 @@ int rdl__acquire_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
 
     RDL__STAT_INC(c, attempts);
     op->waiter.since = rdl__hub_mark(c); /* as in send_try() */
+    op->refs = 2; /* the timer, the try */
     rc = lock->kind->send_try(op, on_try);
     if (rc != 0) {
+        op->refs = 1;
         uv_close((uv_handle_t *)&op->timer, on_timer_closed);
         return rc;
     }

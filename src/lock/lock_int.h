@@ -174,6 +174,7 @@ struct rdl__acquire {
     struct rdl__qentry *qentry; /* the queue entry's heartbeat (fair) */
     int queued;                 /* a try put the owner in the queue */
     uint32_t granted_count;     /* while the replicas confirm the grant */
+    int refs; /* the timer's, and one per command in flight (acquire.c) */
     unsigned inflight : 1, again : 1, canceled : 1, done : 1, joined : 1;
 };
 

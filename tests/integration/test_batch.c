@@ -26,13 +26,18 @@ typedef struct bctx {
     int all;          /* atomic: every call has its outcome */
     int left[N];      /* chains: cycles still to run */
     int releasing[N]; /* chains: the call in flight is a release */
+    int close_in_cb;  /* the first callback closes the client */
+    int calls[N];     /* callbacks of each call (loop thread) */
 } bctx;
 
 static void on_done(rdl_req_t *req, int status)
 {
     bctx *b = req->data;
     int i = (int)(req - b->req);
+    b->calls[i]++;
     b->status[i] = status == 0 ? 1 : status;
+    if (b->close_in_cb && b->done == 0)
+        b->close_rc = rdl_client_close(b->c);
     if (++b->done == N)
         __atomic_store_n(&b->all, 1, __ATOMIC_RELEASE);
 }
@@ -48,6 +53,7 @@ static void start_all(void *arg)
         memset(&b->req[i], 0, sizeof(b->req[i]));
         b->req[i].data = b;
         b->status[i] = 0;
+        b->calls[i] = 0;
         rc = b->release
                  ? rdl_lock_release_async(&b->req[i], b->l[i], OWNER, on_done)
                  : rdl_lock_acquire_async(&b->req[i], b->l[i], OWNER, 0, 10000,
@@ -66,9 +72,9 @@ static void do_connect(void *arg)
 }
 
 /* A client on a loop thread of its own, for url (with TLS options, or
- * NULL), with locks <tag>:0..N-1. */
-static void setup_tls(bctx *b, const char *url, const rdl_tls_options_t *tls,
-                      const char *tag)
+ * NULL; durable: grants confirmed by 1 replica), with locks <tag>:0..N-1. */
+static void setup_opts(bctx *b, const char *url, const rdl_tls_options_t *tls,
+                       int durable, const char *tag)
 {
     char name[64];
     int i;
@@ -78,6 +84,8 @@ static void setup_tls(bctx *b, const char *url, const rdl_tls_options_t *tls,
     rdlt_assert_ok(rdl_client_set_timeouts_ms(b->c, 2000, 1000));
     if (tls != NULL)
         rdlt_assert_ok(rdl_client_set_tls(b->c, tls));
+    if (durable)
+        rdlt_assert_ok(rdl_client_set_durability(b->c, 1, 500));
     rdlt_assert_ok(rdl_client_set_loop(b->c, rdlt_loop_uv(b->lp)));
     rdlt_loop_call(b->lp, do_connect, b);
     rdlt_assert_ok(b->close_rc);
@@ -89,7 +97,7 @@ static void setup_tls(bctx *b, const char *url, const rdl_tls_options_t *tls,
 
 static void setup(bctx *b, const char *url, const char *tag)
 {
-    setup_tls(b, url, NULL, tag);
+    setup_opts(b, url, NULL, 0, tag);
 }
 
 static void run_all(bctx *b, int release)
@@ -338,6 +346,53 @@ static void test_batch_close_before_it_leaves(void **state)
     finish(&b);
 }
 
+/* The client (on the caller's loop) is closed from inside the first
+ * callback of calls that share one reply: the batch's group reply, or
+ * with durability the one WAIT that confirms them all. The shutdown
+ * completes the calls still running with RDL_ECLOSED; the replies being
+ * handed out must not then reach them a second time (before: a second
+ * callback, then a second uv_close of the acquisition's timer, and the
+ * process aborted). Every call's callback runs exactly once, and the loop
+ * ends with no handle left open. */
+static void close_in_first_callback(const char *url, int durable)
+{
+    bctx b;
+    int i, acquired = 0, ended = 0;
+
+    setup_opts(&b, url, NULL, durable, durable ? "dclose" : "close");
+    b.close_in_cb = 1;
+    run_all(&b, 0);
+    rdlt_assert_ok(b.close_rc);
+    for (i = 0; i < N; i++) {
+        if (b.calls[i] != 1)
+            fail_msg("call %d: %d callbacks", i, b.calls[i]);
+        if (b.status[i] == 1)
+            acquired++;
+        else if (b.status[i] == RDL_ECLOSED || b.status[i] == RDL_ECONNLOST)
+            ended++; /* never sent / sent, not answered at the close */
+        else
+            fail_msg("call %d: %s", i, rdl_err_name(b.status[i]));
+    }
+    assert_true(acquired >= 1);
+    assert_int_equal(acquired + ended, N);
+    finish(&b);
+}
+
+static void test_batch_close_in_first_callback(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    (void)state;
+    close_in_first_callback(rdlt_server_url(s), 0);
+}
+
+static void test_batch_close_in_first_callback_durable(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdlt_server_wait_linked(rdlt_server_start_replica(s), 10000);
+    (void)state;
+    close_in_first_callback(rdlt_server_url(s), 1);
+}
+
 /* ---- chains: each call made from the callback of the one before ------- */
 
 #define ROUNDS 25
@@ -428,7 +483,7 @@ static void test_batch_chains_over_tls(void **state)
 
     memset(&o, 0, sizeof(o));
     o.ca_file = k->ca;
-    setup_tls(&b, rdlt_tls_url(s), &o, "tls");
+    setup_opts(&b, rdlt_tls_url(s), &o, 0, "tls");
     run_chains(&b, s);
     finish(&b);
 }
@@ -478,6 +533,8 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_batch_after_script_flush),
     RDLT_TEST(test_batch_on_replica_fails_each_call),
     RDLT_TEST(test_batch_close_before_it_leaves),
+    RDLT_TEST(test_batch_close_in_first_callback),
+    RDLT_TEST(test_batch_close_in_first_callback_durable),
     RDLT_TEST(test_batch_chains),
 #ifdef RDL_WITH_TLS
     RDLT_TEST(test_batch_chains_over_tls),

@@ -314,6 +314,23 @@ rdlt_server *rdlt_server_start_replica(const rdlt_server *master)
     return start(NULL, args);
 }
 
+void rdlt_server_wait_linked(rdlt_server *replica, int64_t timeout_ms)
+{
+    int64_t deadline = rdlt_now_ms() + timeout_ms;
+    for (;;) {
+        redisReply *r = rdlt_cmd(replica, "INFO replication");
+        int up = r->type == REDIS_REPLY_STRING &&
+                 strstr(r->str, "master_link_status:up") != NULL;
+        freeReplyObject(r);
+        if (up)
+            return;
+        if (rdlt_now_ms() > deadline)
+            fail_msg("rdlt: the replica's link did not come up in %lld ms",
+                     (long long)timeout_ms);
+        rdlt_sleep_ms(20);
+    }
+}
+
 rdlt_server *rdlt_server_start_conf(const char *conf_text,
                                     const char *const *extra)
 {
