@@ -32,6 +32,15 @@ static int send_script(rdl__release *op)
     args[6] = op->undo_of;
     if (kind->side != NULL)
         args[nargs++] = kind->side;
+    /* A give-back follows the acquisition's tries on their line, so it
+     * reaches the server after them and before the retry or the next
+     * acquisition that follows it: it is conditional on being the hold's
+     * last request, which a re-entry that overtook it would change. A
+     * release goes on the main line: no WAIT there holds it up. */
+    if (op->undo_of[0] != '\0')
+        return rdl__script_run_line(lock->c, rdl__client_acquire_line(lock->c),
+                                    kind->release.script, nkeys, keys, nargs,
+                                    args, on_release, op);
     return rdl__script_run(lock->c, kind->release.script, nkeys, keys, nargs,
                            args, on_release, op);
 }

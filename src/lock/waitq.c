@@ -81,8 +81,11 @@ static int send_leave(rdl__acquire *op)
     const char *args[3] = {op->owner_str, rdl__client_publish_cmd(lock->c),
                            lock->channel};
     int nkeys = rdl__kind_keys(lock, leave, keys);
-    return rdl__script_run(lock->c, leave->script, nkeys, keys, 3, args,
-                           on_left, lock);
+    /* On the tries' line, behind the last try: a leave that a later try of
+     * the same owner overtook would take that try's entry out. */
+    return rdl__script_run_line(lock->c, rdl__client_acquire_line(lock->c),
+                                leave->script, nkeys, keys, 3, args, on_left,
+                                lock);
 }
 
 void rdl__waitq_end(rdl__acquire *op, int status)

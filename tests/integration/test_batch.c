@@ -371,7 +371,8 @@ static void close_in_first_callback(const char *url, int durable)
         else if (b.status[i] == RDL_ECLOSED || b.status[i] == RDL_ECONNLOST)
             ended++; /* never sent / sent, not answered at the close */
         else
-            fail_msg("call %d: %s", i, rdl_err_name(b.status[i]));
+            fail_msg("call %d: %s (%s)", i, rdl_err_name(b.status[i]),
+                     rdl_client_errmsg(b.c));
     }
     assert_true(acquired >= 1);
     assert_int_equal(acquired + ended, N);
@@ -387,8 +388,11 @@ static void test_batch_close_in_first_callback(void **state)
 
 static void test_batch_close_in_first_callback_durable(void **state)
 {
-    rdlt_server *s = rdlt_server_start();
-    rdlt_server_wait_linked(rdlt_server_start_replica(s), 10000);
+    static const char *const no_sync_delay[] = {"--repl-diskless-sync-delay",
+                                                "0", NULL};
+    rdlt_server *s = rdlt_server_start_args(no_sync_delay);
+    (void)rdlt_server_start_replica(s);
+    rdlt_server_wait_replicas(s, 1, 10000);
     (void)state;
     close_in_first_callback(rdlt_server_url(s), 1);
 }

@@ -3,6 +3,7 @@
  * confirmed replica never hands a held lock to a second owner. Run on the
  * Sentinel fixture (a master, two replicas, three sentinels). */
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -453,6 +454,174 @@ static void test_durable_off_failover_double_grant(void **state)
     failover_case(0);
 }
 
+/* ---- a grant heard of after its lease: the give-back and the retry ----- */
+
+enum { LATE_PLAIN, LATE_FAIR, LATE_SEM, LATE_WRITE, LATE_READ };
+
+/* The lock of kind k named "late<k>" on c (rw: the read-write lock, to
+ * free after the lock). */
+static rdl_lock_t *late_lock(rdl_client_t *c, int k, rdl_rwlock_t **rw)
+{
+    char name[16];
+    rdl_lock_t *l = NULL;
+    snprintf(name, sizeof(name), "late%d", k);
+    *rw = NULL;
+    switch (k) {
+    case LATE_FAIR:
+        rdlt_assert_ok(rdl_fairlock_new(c, name, &l));
+        return l;
+    case LATE_SEM:
+        rdlt_assert_ok(rdl_semaphore_new(c, name, 2, &l));
+        return l;
+    case LATE_WRITE:
+    case LATE_READ:
+        rdlt_assert_ok(rdl_rwlock_new(c, name, rw));
+        return k == LATE_WRITE ? rdl_rwlock_write(*rw) : rdl_rwlock_read(*rw);
+    default:
+        return rdlt_lock(c, name);
+    }
+}
+
+/* A master whose replica syncs at once (not after the default 5 s). */
+static const char *const no_sync_delay[] = {"--repl-diskless-sync-delay", "0",
+                                            NULL};
+
+typedef struct late_try {
+    rdl_lock_t *lock;
+    rdl_owner_t owner;
+    int64_t wait_ms, lease_ms;
+    int rc;
+} late_try;
+
+static void *late_try_thread(void *arg)
+{
+    late_try *t = arg;
+    t->rc = rdl_lock_acquire_as(t->lock, t->owner, t->wait_ms, t->lease_ms);
+    return NULL;
+}
+
+/* A durable try whose grant is heard of after its lease is given back,
+ * and the acquisition tries again as a new request. The give-back is
+ * conditional (it applies only if the hold's last request is the
+ * acquisition it undoes), so the retry must not reach the server first:
+ * a re-entry there would make the give-back a no-op and leave a level
+ * the caller does not know of.
+ *
+ * The case seen: the replica is stopped, so another thread's durable
+ * grant waits in WAIT on the durable line; this thread's try (lease
+ * 300 ms) queues behind that WAIT on the server, and runs only when the
+ * replica is resumed 400 ms later: its grant is live on the server, and
+ * late for the client. The give-back is then dropped on its way (its
+ * connection closes, so it is sent again after a reconnect), which makes
+ * certain that a retry on another connection gets there first. Before,
+ * the give-back went on the main line and the retry on the durable one:
+ * the retry re-entered, the resent give-back found another request id,
+ * and after the caller's release the lock stayed held (a second permit
+ * for a semaphore) until its lease ended. Now every follow-up of a try
+ * goes on the tries' line, behind it: the release frees the lock. */
+static void late_grant_case(int k)
+{
+    rdlt_server *m = rdlt_server_start_args(no_sync_delay);
+    rdlt_server *rep = rdlt_server_start_replica(m);
+    rdlt_proxy *p = rdlt_proxy_start(m);
+    rdl_client_t *c = rdlt_client_new(rdlt_proxy_url(p));
+    rdl_client_t *other = rdlt_client_new(rdlt_server_url(m));
+    rdl_rwlock_t *rw, *rw2;
+    rdl_lock_t *l, *l2, *blocker;
+    late_try ta, tb;
+    rdlt_thread *a, *b;
+    unsigned sent;
+    int rc;
+
+    rdlt_server_wait_replicas(m, 1, 10000);
+    /* Command timeout 2917 ms: the give-back's applied-set window is then
+     * 2917 * 5 + 1000 = 15585 ms (src/core/retry.h), an argument that no
+     * try carries, by which the proxy knows the give-back. */
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 2000, 2917));
+    rdlt_assert_ok(rdl_client_set_durability(c, 1, 2000));
+    rc = rdl_client_connect(c);
+    if (rc != 0)
+        fail_msg("connect: %s: %s", rdl_err_name(rc), rdl_client_errmsg(c));
+    rdlt_assert_ok(rdl_client_connect(other));
+    l = late_lock(c, k, &rw);
+    l2 = late_lock(other, k, &rw2);
+    blocker = rdlt_lock(c, "blocker");
+    /* The scripts are loaded (else a try's first answer is NOSCRIPT). */
+    rdlt_assert_ok(rdl_lock_acquire_as(l2, B, 0, 10000));
+    rdlt_assert_ok(rdl_lock_release_as(l2, B));
+    rdlt_assert_ok(rdl_lock_acquire_as(blocker, B, 0, 10000));
+    rdlt_assert_ok(rdl_lock_release_as(blocker, B));
+
+    rdlt_server_signal(rep, SIGSTOP);
+    ta = (late_try){blocker, A, 0, 30000, -1};
+    a = rdlt_thread_start(late_try_thread, &ta);
+    if (rdlt_proxy_wait_count(p, "WAIT", 2, 5000) != 0)
+        fail_msg("the blocker's WAIT was not sent");
+    rdlt_proxy_drop_request(p, "EVALSHA", "15585", 1);
+    sent = rdlt_proxy_count(p, "EVALSHA");
+    tb = (late_try){l, B, 5000, 300, -1};
+    b = rdlt_thread_start(late_try_thread, &tb);
+    if (rdlt_proxy_wait_count(p, "EVALSHA", sent + 1, 5000) != 0)
+        fail_msg("the try was not sent");
+    rdlt_sleep_ms(400); /* at least: the try runs after its lease */
+    rdlt_server_signal(rep, SIGCONT);
+    rdlt_thread_join(a);
+    rdlt_thread_join(b);
+    rdlt_assert_ok(ta.rc);
+    rdlt_assert_ok(rdl_lock_release_as(blocker, A));
+    if (tb.rc != 0)
+        fail_msg("acquire: %s: %s", rdl_err_name(tb.rc), rdl_client_errmsg(c));
+    /* try, give-back, retry, at least */
+    assert_true(rdlt_proxy_count(p, "EVALSHA") >= sent + 3);
+    rc = rdl_lock_release_as(l, B);
+    if (rc != 0)
+        fail_msg("release: %s: %s", rdl_err_name(rc), rdl_client_errmsg(c));
+    /* Nothing is left: a wait-0 try of another client gets every permit
+     * there is (both of a semaphore). */
+    if (k == LATE_READ) /* a reader's level is seen by a writer */
+        l2 = rdl_rwlock_write(rw2);
+    rdlt_assert_ok(rdl_lock_acquire_as(l2, B, 0, 10000));
+    if (k == LATE_SEM)
+        rdlt_assert_ok(rdl_lock_acquire_as(l2, (rdl_owner_t)3, 0, 10000));
+    if (rw != NULL) {
+        rdl_rwlock_free(rw);
+        rdl_rwlock_free(rw2);
+    } else if (k != LATE_PLAIN) { /* rdlt_lock()'s are freed by teardown */
+        rdl_lock_free(l);
+        rdl_lock_free(l2);
+    }
+}
+
+static void test_durable_late_grant_plain(void **state)
+{
+    (void)state;
+    late_grant_case(LATE_PLAIN);
+}
+
+static void test_durable_late_grant_fair(void **state)
+{
+    (void)state;
+    late_grant_case(LATE_FAIR);
+}
+
+static void test_durable_late_grant_semaphore(void **state)
+{
+    (void)state;
+    late_grant_case(LATE_SEM);
+}
+
+static void test_durable_late_grant_write(void **state)
+{
+    (void)state;
+    late_grant_case(LATE_WRITE);
+}
+
+static void test_durable_late_grant_read(void **state)
+{
+    (void)state;
+    late_grant_case(LATE_READ);
+}
+
 static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_durable_settings),
     RDLT_TEST(test_durable_grant_reaches_replicas),
@@ -463,6 +632,11 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_durable_failover_keeps_the_hold),
     RDLT_TEST(test_durable_failover_loop),
     RDLT_TEST(test_durable_off_failover_double_grant),
+    RDLT_TEST(test_durable_late_grant_plain),
+    RDLT_TEST(test_durable_late_grant_fair),
+    RDLT_TEST(test_durable_late_grant_semaphore),
+    RDLT_TEST(test_durable_late_grant_write),
+    RDLT_TEST(test_durable_late_grant_read),
 };
 
 RDLT_MAIN(tests)

@@ -104,9 +104,9 @@ rdlt_server *rdlt_server_start_args(const char *const *extra);
 /* A server started as a replica of master (--replicaof), as
  * rdlt_server_start() otherwise. */
 rdlt_server *rdlt_server_start_replica(const rdlt_server *master);
-/* Waits until replica's link to its master is up (fails the test after
- * timeout_ms): WAIT on the master counts it from then on. */
-void rdlt_server_wait_linked(rdlt_server *replica, int64_t timeout_ms);
+/* Waits until n replicas acknowledge a write on master (fails the test
+ * after timeout_ms): a client's WAIT counts them from then on. */
+void rdlt_server_wait_replicas(rdlt_server *master, int n, int64_t timeout_ms);
 /* The same with a configuration file holding conf_text (in the server's
  * directory, given as the first argument; Sentinel needs one it can
  * rewrite). */

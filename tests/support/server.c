@@ -314,21 +314,25 @@ rdlt_server *rdlt_server_start_replica(const rdlt_server *master)
     return start(NULL, args);
 }
 
-void rdlt_server_wait_linked(rdlt_server *replica, int64_t timeout_ms)
+void rdlt_server_wait_replicas(rdlt_server *master, int n, int64_t timeout_ms)
 {
     int64_t deadline = rdlt_now_ms() + timeout_ms;
+    long long acked = 0;
+    /* A write, then WAIT: the replicas that acknowledge it are the ones a
+     * client's WAIT counts (a replica listed online may not ack yet). */
+    freeReplyObject(rdlt_cmd(master, "SET rdlt:replicas %d", n));
     for (;;) {
-        redisReply *r = rdlt_cmd(replica, "INFO replication");
-        int up = r->type == REDIS_REPLY_STRING &&
-                 strstr(r->str, "master_link_status:up") != NULL;
+        redisReply *r = rdlt_cmd(master, "WAIT %d 100", n);
+        acked = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
         freeReplyObject(r);
-        if (up)
-            return;
+        if (acked >= n)
+            break;
         if (rdlt_now_ms() > deadline)
-            fail_msg("rdlt: the replica's link did not come up in %lld ms",
-                     (long long)timeout_ms);
+            fail_msg("rdlt: %lld of %d replicas acknowledged in %lld ms", acked,
+                     n, (long long)timeout_ms);
         rdlt_sleep_ms(20);
     }
+    freeReplyObject(rdlt_cmd(master, "DEL rdlt:replicas"));
 }
 
 rdlt_server *rdlt_server_start_conf(const char *conf_text,
