@@ -13,9 +13,13 @@
 --          {0, "0"}    the latch was 0, absent or expired: nothing changed
 --
 -- The count that reaches 0 publishes the wake-all message ("1") on the
--- channel. The hash stays (count "0") until it expires, with the request
--- in its applied set, so a retry finds the record even after the latch
--- expired or was set again (see latch_set). The expiry is left as
+-- channel, through pcall: a client without the right to publish (ACL)
+-- still counts down, once, and is told so. An error raised after the
+-- write would report a count down that happened as failed, and a retry
+-- as a new request would count twice; the waiters wake by their capped
+-- sleep instead. The hash stays (count "0") until it expires, with the
+-- request in its applied set, so a retry finds the record even after the
+-- latch expired or was set again (see latch_set). The expiry is left as
 -- rdl_latch_set() gave it.
 --@include applied
 --@include latch
@@ -47,6 +51,6 @@ local n = decrement(h[1])
 applied_add(KEYS[1], 'd:' .. id, id, {h[3], h[4], h[5], h[6]},
     tonumber(ARGV[4]), {'c', n}, true, now)
 if n == '0' then
-    redis.call(ARGV[2], ARGV[3], '1')
+    redis.pcall(ARGV[2], ARGV[3], '1')
 end
 return {1, n}

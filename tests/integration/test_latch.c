@@ -46,6 +46,19 @@ static long long exists(rdlt_server *s, const char *key)
     return n;
 }
 
+/* Records in the applied set of a latch's hash (fields "d:..."). */
+static long long applied_records(rdlt_server *s, const char *key)
+{
+    redisReply *r = rdlt_cmd(s, "HKEYS %s", key);
+    long long n = 0;
+    size_t i;
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    for (i = 0; i < r->elements; i++)
+        n += strncmp(r->element[i]->str, "d:", 2) == 0;
+    freeReplyObject(r);
+    return n;
+}
+
 static void reset_stats(rdlt_server *s)
 {
     freeReplyObject(rdlt_cmd(s, "CONFIG RESETSTAT"));
@@ -406,6 +419,47 @@ static void test_latch_retry_after_lost_reply_counts_once(void **state)
     rdlt_assert_ok(rdl_latch_await(ld, 0));
 }
 
+/* The count down that reaches 0 by a user who may not publish (an ACL
+ * without PUBLISH and SPUBLISH) succeeds and counts once: the message is
+ * best effort, as in every other script (waiters also wake by their
+ * capped sleep). A publish that raised an error after the count was
+ * written reported a count down that had happened as RDL_ESCRIPT, and a
+ * caller's retry would have counted twice. */
+static void test_latch_count_down_without_publish_right(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s), *cq;
+    rdl_latch_t *warm = latch(c, "warm-up"), *l = latch(c, "quiet"), *lq;
+    char url[128];
+    redisReply *r;
+    long long before;
+    (void)state;
+
+    r = rdlt_cmd(s, "ACL SETUSER quiet on >pw ~* &* +@all -publish -spublish");
+    assert_int_equal(r->type, REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    snprintf(url, sizeof(url), "redis://quiet:pw@127.0.0.1:%d",
+             rdlt_server_port(s));
+    cq = rdlt_client_new(url);
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(cq, 1000, 1000));
+    rdlt_assert_ok(rdl_client_connect(cq));
+    lq = latch(cq, "quiet");
+
+    /* Load the scripts, so the count down below is one EVALSHA. */
+    rdlt_assert_ok(rdl_latch_set(warm, 1, 30000));
+    rdlt_assert_ok(rdl_latch_count_down(warm));
+
+    rdlt_assert_ok(rdl_latch_set(l, 1, 30000));
+    before = applied_records(s, "rdl:latch:{quiet}");
+    reset_stats(s);
+    rdlt_assert_ok(rdl_latch_count_down(lq));
+    assert_int_equal(rdlt_cmd_calls(s, "evalsha"), 1);
+    assert_int_equal(count_of(l), 0);
+    /* One request applied: one more record in the applied set. */
+    assert_int_equal(applied_records(s, "rdl:latch:{quiet}") - before, 1);
+    rdlt_assert_ok(rdl_latch_await(lq, 0));
+}
+
 typedef struct job {
     rdl_latch_t *l;
     int rc;
@@ -588,6 +642,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_latch_waiters_on_many_clients_wake_together),
     RDLT_TEST(test_latch_ttl_expiry),
     RDLT_TEST(test_latch_bad_input),
+    RDLT_TEST(test_latch_count_down_without_publish_right),
     RDLT_TEST(test_latch_retry_after_lost_reply_counts_once),
     RDLT_TEST(test_latch_retry_after_expiry_and_set_counts_once),
     RDLT_TEST(test_latch_cluster),
