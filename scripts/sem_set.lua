@@ -5,20 +5,41 @@
 -- ARGV[2]  publish command: "publish" or "spublish"
 -- ARGV[3]  channel of the semaphore
 -- ARGV[4]  retention of the keys, in ms
+-- ARGV[5]  request id; a retry sends the same id
+-- ARGV[6]  how long the applied set remembers a request, in ms
 --
--- Reply    the total before (0 if none was stored)
+-- Reply    the total before (0 if none was stored); a retry of an applied
+--          request stores nothing and gets the first reply again
 --
 -- Raising the total wakes as many registered waiters as permits it frees;
 -- lowering it revokes nothing (grants stop until the permits in use fall
--- below it). Setting a value is idempotent, so a retry needs no record.
+-- below it). Storing a value is not idempotent once another client stored
+-- another: a retry (its reply was lost) that stored its total again would
+-- undo the set made in between. So each set is recorded in the applied
+-- set (lib/applied) as "d:<id>:set", valued
+-- "<generation>|<total before>|<id>", and a retry that finds its record
+-- answers from it. (The suffix keeps the record apart from sem_release's
+-- "d:<owner>": an owner and a request id of one client may be spelt
+-- alike.)
+--@include applied
 --@include waiters
 --@include sem
+local id = ARGV[5]
+local field = 'd:' .. id .. ':set'
+local done = redis.call('HGET', KEYS[1], field)
+if applied_is(done, id) then
+    return tonumber(string.match(done, '^%d+|(%d+)|'))
+end
 local now = sem_now()
 sem_purge(now)
-local h = redis.call('HMGET', KEYS[1], 'P', 'u', 'qh', 'qt')
+local h = redis.call('HMGET', KEYS[1], 'P', 'u', 'qh', 'qt', 'dn', 'dp', 'g',
+    'gs')
 local old, used = tonumber(h[1] or '0'), tonumber(h[2] or '0')
 local total = tonumber(ARGV[1])
-redis.call('HSET', KEYS[1], 'P', total)
+applied_add(KEYS[1], field, (h[1] or '0') .. '|' .. id, {h[5], h[6], h[7],
+    h[8]}, tonumber(ARGV[6]), {'P', total}, not done, now)
+-- The hash, and so the record, lives the retention at least: longer than
+-- any window.
 sem_keep(1, tonumber(ARGV[4]), 2 * tonumber(ARGV[4]))
 sem_wake(total - math.max(old, used), h[3], h[4], ARGV[2], ARGV[3])
 return old

@@ -56,7 +56,9 @@ RDL_API RDL_NODISCARD int rdl_semaphore_new(rdl_client_t *c, const char *name,
 /**
  * Stores `permits` as the semaphore's total in Redis, for every client
  * (one round trip). Raising it wakes as many waiters as permits it adds;
- * lowering it revokes nothing (see above).
+ * lowering it revokes nothing (see above). A call whose reply was lost is
+ * sent again with the same request id and applied once: a retry never
+ * stores its total over one another client stored after it.
  * @return 0; RDL_EINVAL (not a semaphore, permits out of range);
  *         RDL_EDEADLK (on the loop thread); RDL_ECLOSED; infrastructure
  *         codes.

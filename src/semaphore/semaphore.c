@@ -105,37 +105,55 @@ typedef struct set_call {
     rdl__sync sync;
     rdl_lock_t *lock;
     uint32_t permits;
-    int unknown;
+    char reqid[64]; /* "" until the first send */
+    uint64_t first_sent;
+    int unknown;        /* unknown outcomes retried so far */
+    int unknown_status; /* the last of them */
 } set_call;
 
 static void on_set(void *data, int status, const redisReply *r);
 
+/* ARGV: total, publish command, channel, retention, request id, applied-set
+ * window (scripts/sem_set.lua). */
 static void start_set(rdl__sync *s)
 {
     set_call *k = RDL_CONTAINER_OF(s, set_call, sync);
     rdl_lock_t *lock = k->lock;
-    char total[16], keep[24];
+    char total[16], keep[24], window[24];
     const char *keys[2] = {lock->key_hold, lock->key_aux[0]};
-    const char *args[4] = {total, rdl__client_publish_cmd(lock->c),
-                           lock->channel, keep};
+    const char *pub = rdl__client_publish_cmd(lock->c);
+    const char *args[6] = {total, pub, lock->channel, keep, k->reqid, window};
     int rc;
+    if (k->reqid[0] == '\0') {
+        rdl__client_reqid(lock->c, k->reqid);
+        k->first_sent = rdl__now_ms();
+    }
     snprintf(total, sizeof(total), "%u", (unsigned)k->permits);
     snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
-    rc = rdl__script_run(lock->c, RDL__SCRIPT_SEM_SET, 2, keys, 4, args, on_set,
+    snprintf(window, sizeof(window), "%lld",
+             (long long)rdl__done_window_ms(lock->c));
+    rc = rdl__script_run(lock->c, RDL__SCRIPT_SEM_SET, 2, keys, 6, args, on_set,
                          k);
-    if (rc != 0)
-        rdl__sync_done(s, k->unknown > 0 ? RDL_ECONNLOST : rc);
+    if (rc != 0) /* a retry not sent leaves the first outcome unknown */
+        rdl__sync_done(s, k->unknown > 0 ? k->unknown_status : rc);
 }
 
 static void on_set(void *data, int status, const redisReply *r)
 {
     set_call *k = data;
-    /* Storing a value is idempotent: an unknown outcome is retried. */
-    if (rdl__outcome_unknown(status) && k->unknown < RDL__UNKNOWN_RETRIES) {
+    if (rdl__outcome_unknown(status) && k->unknown < RDL__UNKNOWN_RETRIES &&
+        rdl__retry_in_window(k->lock->c, k->first_sent)) {
+        /* The same request id: a set that was applied is not applied
+         * again, so a retry never undoes another client's later set. */
         k->unknown++;
+        k->unknown_status = status;
         start_set(&k->sync);
         return;
     }
+    /* Once an outcome was unknown, only an answer settles it: a retry
+     * that was never written (or cut short by a close) tells nothing. */
+    if (k->unknown > 0 && (status == RDL_ECONNREFUSED || status == RDL_ECLOSED))
+        status = k->unknown_status;
     if (status == 0 && r->type != REDIS_REPLY_INTEGER)
         status = RDL_EPROTO;
     if (status == 0)

@@ -364,6 +364,102 @@ static void test_semaphore_retries_count_once(void **state)
     rdlt_assert_rc(rdl_lock_release_as(l, A), RDL_ENOTHELD);
 }
 
+typedef struct set_job {
+    rdl_lock_t *l;
+    uint32_t permits;
+    int rc;
+    int done; /* atomic flag */
+} set_job;
+
+static void *set_permits_job(void *arg)
+{
+    set_job *j = arg;
+    j->rc = rdl_semaphore_set_permits(j->l, j->permits);
+    __atomic_store_n(&j->done, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+/* A set of the total whose reply is lost is sent again with the same
+ * request id. Another client's set that lands between the first apply and
+ * the retry stays in force: the retry finds its record and changes
+ * nothing (storing a value is not idempotent once someone else stored
+ * another). */
+static void test_semaphore_set_retry_keeps_later_set(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdlt_proxy *p = rdlt_proxy_start(s);
+    rdl_client_t *cp = rdlt_proxy_client(p), *cd = rdlt_client(s);
+    rdl_lock_t *warm = sem(cp, "warm-up", 1), *lp = sem(cp, "race", 2);
+    rdl_lock_t *ld = sem(cd, "race", 2);
+    rdlt_thread *t;
+    set_job j;
+    int64_t end;
+    unsigned before;
+    (void)state;
+
+    rdlt_assert_ok(rdl_semaphore_set_permits(warm, 1)); /* script loaded */
+    rdlt_assert_ok(rdl_semaphore_set_permits(ld, 2));
+    before = rdlt_proxy_count(p, "EVALSHA");
+    rdlt_proxy_drop_reply(p, "EVALSHA", "{race}", 1);
+    rdlt_proxy_hold_new(p, 1); /* the reconnect, and so the retry, waits */
+    memset(&j, 0, sizeof(j));
+    j.l = lp;
+    j.permits = 3;
+    t = rdlt_thread_start(set_permits_job, &j);
+    end = rdlt_now_ms() + 10000;
+    while (rdlt_info(ld, A).permits != 3) { /* applied; the reply is lost */
+        if (rdlt_now_ms() > end)
+            fail_msg("the first set was not applied");
+        rdlt_sleep_ms(1);
+    }
+    rdlt_assert_ok(rdl_semaphore_set_permits(ld, 7));
+    rdlt_proxy_hold_new(p, 0); /* now the retry goes out */
+    if (!rdlt_wait_flag(&j.done, 10000))
+        fail_msg("the set did not return");
+    rdlt_thread_join(t);
+    rdlt_assert_ok(j.rc);
+    assert_int_equal(rdlt_proxy_count(p, "EVALSHA") - before, 2);
+    assert_int_equal(rdlt_info(ld, A).permits, 7);
+}
+
+/* Runs sem_set.lua on the semaphore "direct" as request `id`: its
+ * reply. */
+static long long set_script(rdlt_server *s, const char *body, const char *id,
+                            const char *total)
+{
+    redisReply *r =
+        rdlt_cmd(s,
+                 "EVAL %s 2 rdl:sem:{direct} rdl:sem.x:{direct} %s publish "
+                 "rdl:sem.ch:{direct} 86400000 %s 6000",
+                 body, total, id);
+    long long v;
+    if (r->type != REDIS_REPLY_INTEGER)
+        fail_msg("sem_set replied type %d (%s)", r->type,
+                 r->type == REDIS_REPLY_ERROR ? r->str : "");
+    v = r->integer;
+    freeReplyObject(r);
+    return v;
+}
+
+/* The script itself: a retry of an applied set answers what the first
+ * apply answered (the total before it) and stores nothing. */
+static void test_semaphore_set_retry_answers_as_first(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_lock_t *l = sem(rdlt_client(s), "direct", 1);
+    char *body = rdlt_read_script(RDL_TEST_SCRIPTS_DIR, "sem_set");
+    (void)state;
+
+    assert_int_equal(set_script(s, body, "req-a", "4"), 0);
+    assert_int_equal(set_script(s, body, "req-b", "9"), 4);
+    assert_int_equal(set_script(s, body, "req-a", "4"), 0);
+    assert_int_equal(rdlt_info(l, A).permits, 9);
+    assert_int_equal(set_script(s, body, "req-b", "9"), 4);
+    assert_int_equal(set_script(s, body, "req-c", "5"), 9);
+    assert_int_equal(rdlt_info(l, A).permits, 5);
+    free(body);
+}
+
 /* Force release frees every permit; the total and the tokens stay. */
 static void test_semaphore_force_release(void **state)
 {
@@ -585,6 +681,8 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_semaphore_total_stored_wins),
     RDLT_TEST(test_semaphore_one_wakeup_per_permit),
     RDLT_TEST(test_semaphore_retries_count_once),
+    RDLT_TEST(test_semaphore_set_retry_keeps_later_set),
+    RDLT_TEST(test_semaphore_set_retry_answers_as_first),
     RDLT_TEST(test_semaphore_force_release),
     RDLT_TEST(test_semaphore_in_multilock),
     RDLT_TEST(test_semaphore_giving_up_leaves_no_trace),
