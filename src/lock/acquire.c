@@ -56,19 +56,48 @@ static int answered(const rdl__acquire *op)
     return op->done;
 }
 
+static void finish(rdl__acquire *op, int status);
+
+static void on_left(void *data)
+{
+    rdl__acquire *op = data;
+    if (!answered(op))
+        finish(op, op->leaving_status);
+    unref(op);
+}
+
+/* The acquisition ends with status. One that gave up takes its waiter
+ * out of the lock's queue first, and its caller hears of the outcome
+ * once the server answered: a call that returned has left the queue, so
+ * no release after it hands the lock to a waiter that is gone. (If the
+ * client closes meanwhile, the close completes it with RDL_ECLOSED.) */
 static void complete(rdl__acquire *op, int status)
+{
+    if (op->joined) {
+        rdl__hub_leave(&op->waiter);
+        op->joined = 0;
+    }
+    uv_timer_stop(&op->timer);
+    rdl__waitq_stop(op);
+    if (status != 0 && !op->leaving) {
+        op->refs++;
+        if (rdl__waitq_leave(op, on_left, op)) {
+            op->leaving = 1;
+            op->leaving_status = status;
+            return;
+        }
+        op->refs--;
+    }
+    finish(op, status);
+}
+
+static void finish(rdl__acquire *op, int status)
 {
     rdl_req_t *req = op->req;
     rdl_lock_t *lock = op->lock;
 
     op->done = 1;
     rdl__client_active_remove(&op->active);
-    rdl__waitq_end(op, status);
-    if (op->joined) {
-        rdl__hub_leave(&op->waiter);
-        op->joined = 0;
-    }
-    uv_timer_stop(&op->timer);
     uv_close((uv_handle_t *)&op->timer, on_timer_closed);
     if (rdl__lock_events_on(lock) && (status == 0 || status == RDL_ETIMEDOUT))
         rdl__lock_event(lock,
@@ -454,15 +483,15 @@ static void on_cancel_task(rdl__task *t, int status)
 {
     rdl__acquire *op = RDL_CONTAINER_OF(t, rdl__acquire, task);
     (void)status;
-    if (!op->done)
+    if (!op->done && !op->leaving)
         complete(op, RDL_ECANCELED);
 }
 
 static int cancel(rdl__op *base)
 {
     rdl__acquire *op = RDL_CONTAINER_OF(base, rdl__acquire, op);
-    if (op->canceled || op->done)
-        return 0;
+    if (op->canceled || op->done || op->leaving)
+        return 0; /* leaving: the outcome is decided */
     op->canceled = 1;
     if (op->inflight)
         return 0; /* the reply decides, and undoes a success */
@@ -516,7 +545,7 @@ int rdl__acquire_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
 
     RDL__STAT_INC(c, attempts);
     op->waiter.since = rdl__hub_mark(c); /* as in send_try() */
-    op->refs = 2; /* the timer, the try */
+    op->refs = 2;                        /* the timer, the try */
     rc = lock->kind->send_try(op, on_try);
     if (rc != 0) {
         op->refs = 1;

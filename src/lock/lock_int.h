@@ -175,7 +175,9 @@ struct rdl__acquire {
     int queued;                 /* a try put the owner in the queue */
     uint32_t granted_count;     /* while the replicas confirm the grant */
     int refs; /* the timer's, and one per command in flight (acquire.c) */
-    unsigned inflight : 1, again : 1, canceled : 1, done : 1, joined : 1;
+    int leaving_status; /* the outcome, told once the leave is answered */
+    unsigned inflight : 1, again : 1, canceled : 1, done : 1, joined : 1,
+        leaving : 1;
 };
 
 /* A release in progress (release.c). */
@@ -260,9 +262,14 @@ extern const rdl__lock_ops rdl__scripted_ops;
 /* waitq.c: wait queue entries (kinds with send_leave). A try reported
  * the owner queued: keep its entry alive while it waits. */
 void rdl__waitq_queued(rdl__acquire *op);
-/* The acquisition ended with status: stop the heartbeat and, unless it
- * acquired, take the owner out of the queue. */
-void rdl__waitq_end(rdl__acquire *op, int status);
+/* The acquisition is ending: its entry's heartbeat stops. */
+void rdl__waitq_stop(rdl__acquire *op);
+/* The acquisition ended without a grant: if a try queued the owner, takes
+ * it out of the queue (on the tries' line, an unknown outcome sent again)
+ * and returns 1; done(data) follows once, when the leave was answered or
+ * given up. 0: nothing to take out, or it could not be sent (the entry
+ * then expires by its queue lease); done is not called. */
+int rdl__waitq_leave(rdl__acquire *op, void (*done)(void *data), void *data);
 
 /* How long the registration of a plain lock's waiter lasts after its try
  * (scripts/lib/waiters.lua); the waiter tries again before that. */

@@ -65,42 +65,83 @@ void rdl__waitq_queued(rdl__acquire *op)
     op->qentry = q;
 }
 
+/* A leave in flight: sent again while its outcome is unknown (leaving is
+ * idempotent: a retry finds nothing of the owner left), then `done`. */
+typedef struct leave_call {
+    rdl_lock_t *lock; /* a reference */
+    char owner[64];
+    void (*done)(void *data);
+    void *data;
+    int unknown;
+} leave_call;
+
+static int send_leave(leave_call *k);
+
+static void left(leave_call *k)
+{
+    if (k->done != NULL)
+        k->done(k->data);
+    rdl__lock_unref(k->lock);
+    rdl__free(k);
+}
+
 static void on_left(void *data, int status, const redisReply *r)
 {
-    (void)status; /* if it failed, the entry expires by its queue lease */
+    leave_call *k = data;
     (void)r;
-    rdl__lock_unref(data);
+    if (rdl__outcome_unknown(status) && k->unknown < RDL__UNKNOWN_RETRIES) {
+        k->unknown++;
+        if (send_leave(k) == 0)
+            return;
+    }
+    /* Answered, or given up: an entry left expires by its queue lease. */
+    left(k);
 }
 
-/* Runs the kind's leave script: ARGV = owner, publish command, channel. */
-static int send_leave(rdl__acquire *op)
+/* Runs the kind's leave script: ARGV = owner, publish command, channel.
+ * On the tries' line, behind the last try: a leave that a later try of
+ * the same owner overtook would take that try's entry out. */
+static int send_leave(leave_call *k)
 {
-    rdl_lock_t *lock = op->lock;
+    rdl_lock_t *lock = k->lock;
     const rdl__kind_call *leave = &lock->kind->queue->leave;
     const char *keys[4];
-    const char *args[3] = {op->owner_str, rdl__client_publish_cmd(lock->c),
+    const char *args[3] = {k->owner, rdl__client_publish_cmd(lock->c),
                            lock->channel};
     int nkeys = rdl__kind_keys(lock, leave, keys);
-    /* On the tries' line, behind the last try: a leave that a later try of
-     * the same owner overtook would take that try's entry out. */
     return rdl__script_run_line(lock->c, rdl__client_acquire_line(lock->c),
                                 leave->script, nkeys, keys, 3, args, on_left,
-                                lock);
+                                k);
 }
 
-void rdl__waitq_end(rdl__acquire *op, int status)
+void rdl__waitq_stop(rdl__acquire *op)
 {
-    rdl_lock_t *lock = op->lock;
     if (op->qentry != NULL) {
         op->qentry->op = NULL;
         rdl__wd_remove(&op->qentry->wd);
         op->qentry = NULL;
     }
-    /* Acquired: the acquire script took the owner out of the queue. */
-    if (status == 0 || !op->queued || lock->kind->queue == NULL)
-        return;
+}
+
+int rdl__waitq_leave(rdl__acquire *op, void (*done)(void *data), void *data)
+{
+    rdl_lock_t *lock = op->lock;
+    leave_call *k;
+    if (!op->queued || lock->kind->queue == NULL)
+        return 0;
     op->queued = 0;
+    k = rdl__calloc(1, sizeof(*k));
+    if (k == NULL)
+        return 0; /* the entry expires by its queue lease */
+    k->lock = lock;
+    memcpy(k->owner, op->owner_str, sizeof(k->owner));
+    k->done = done;
+    k->data = data;
     rdl__lock_ref(lock);
-    if (send_leave(op) != 0)
+    if (send_leave(k) != 0) {
         rdl__lock_unref(lock);
+        rdl__free(k);
+        return 0;
+    }
+    return 1;
 }
