@@ -198,9 +198,10 @@ RDL_API int rdl_client_set_loop(rdl_client_t *c, struct uv_loop_s *loop);
  *
  * @return 0; RDL_EINVAL if already connected; RDL_ECONNREFUSED (no server,
  *         or none within the connect timeout); RDL_EAUTH (rejected
- *         credentials); RDL_ESERVER (e.g. SELECT of a database the server
- *         does not have); RDL_ENOMASTER (sentinel URL: a sentinel does not
- *         know the master's name; when no sentinel can be asked at all,
+ *         credentials; sentinel URL: also the sentinels' own);
+ *         RDL_ESERVER (e.g. SELECT of a database the server does not
+ *         have); RDL_ENOMASTER (sentinel URL: a sentinel does not know the
+ *         master's name; when no sentinel can be asked at all,
  *         RDL_ECONNREFUSED names each); RDL_ETLS (the TLS handshake failed
  *         or timed out,
  *         or the server's certificate was not trusted, did not match its

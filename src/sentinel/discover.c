@@ -26,7 +26,8 @@
  * again on NOSCRIPT, and the hub subscribes again and wakes its waiters.
  *
  * The first round settles the connect: RDL_ENOMASTER if a sentinel
- * answered that it does not know the master's name, RDL_ECONNREFUSED
+ * answered that it does not know the master's name, RDL_EAUTH if the
+ * sentinels refused the credentials (see round_failed), RDL_ECONNREFUSED
  * naming each sentinel and what went wrong if none answered. */
 #include <stdio.h>
 #include <string.h>
@@ -96,10 +97,19 @@ static uint64_t retry_ms(rdl__sentinel *s)
     return ms / 2 + randombytes_uniform((uint32_t)(ms / 2 + 1));
 }
 
-/* Every sentinel was asked and none named the master. */
+/* Every sentinel was asked and none named the master. A refusal of the
+ * credentials (WRONGPASS, NOAUTH, NOPERM) is RDL_EAUTH, as it is on a data
+ * node, when no sentinel gave an answer of another kind: those that could
+ * not be reached do not change what the others said, and asking again
+ * with the same credentials will not help, while RDL_ECONNREFUSED says
+ * the deployment is unreachable. A sentinel that does not know the name
+ * is a more specific answer still (RDL_ENOMASTER). */
 static void round_failed(rdl__sentinel *s)
 {
-    int status = s->unknown > 0 ? RDL_ENOMASTER : RDL_ECONNREFUSED;
+    int refused = s->unknown == 0 && s->behind == 0 && s->refused > 0;
+    int status = s->unknown > 0 ? RDL_ENOMASTER
+                 : refused      ? RDL_EAUTH
+                                : RDL_ECONNREFUSED;
     s->asking = 0;
     /* Every answer was older than what the client saw: long after an
      * event that may be a failover that did not finish, or a Sentinel
@@ -108,6 +118,15 @@ static void round_failed(rdl__sentinel *s)
         s->epoch = s->epoch_min = 0;
     if (s->unknown > 0)
         rdl__errmsg_set(s->c, "no sentinel knows master \"%s\": %s", s->master,
+                        s->why);
+    else if (refused)
+        rdl__errmsg_set(s->c,
+                        "the sentinels refused the credentials for master "
+                        "\"%s\" (%s): %s",
+                        s->master,
+                        s->c->url.sentinel_pass != NULL
+                            ? "the URL's sentinel_password"
+                            : "they want one: sentinel_password in the URL",
                         s->why);
     else
         rdl__errmsg_set(s->c,
@@ -332,6 +351,7 @@ static void on_addr(void *data, int status, const redisReply *r)
         note(s, i,
              r != NULL && r->type == REDIS_REPLY_ERROR ? r->str
                                                        : rdl_strerror(status));
+        s->refused += status == RDL_EAUTH; /* NOPERM: the user may not ask */
         ask_next(s);
         return;
     }
@@ -374,13 +394,16 @@ static void on_sentinel_down(rdl__conn *cn, int status, void *data)
 {
     rdl__sentinel *s = data;
     size_t i;
-    (void)status;
     for (i = 0; i < s->nsentinels && s->sconn[i] != cn; i++)
         ;
     if (i == s->nsentinels || s->closing)
         return;
-    if (s->asking && (s->next + s->nsentinels - 1) % s->nsentinels == i)
+    if (s->asking && (s->next + s->nsentinels - 1) % s->nsentinels == i) {
         note(s, i, rdl__errmsg_get(s->c));
+        /* The handshake's AUTH (or, without a password, its first command)
+         * was refused. */
+        s->refused += status == RDL_EAUTH;
+    }
     s->sconn[i] = NULL;
     rdl__conn_close(cn);
 }
@@ -431,6 +454,7 @@ void rdl__sentinel_discover(rdl__sentinel *s)
     s->again = 0;
     s->tried = 0;
     s->unknown = 0;
+    s->refused = 0;
     s->behind = 0;
     s->why[0] = '\0';
     s->next = s->good;

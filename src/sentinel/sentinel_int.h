@@ -49,6 +49,7 @@ typedef struct rdl__sentinel {
     size_t next;    /* the next sentinel to ask in this round */
     size_t tried;   /* sentinels asked in this round */
     size_t unknown; /* of which answered that they do not know the master */
+    size_t refused; /* of which refused the credentials (RDL_EAUTH) */
     char why[600];  /* what each failed sentinel said, for the message */
     unsigned failed_rounds; /* rounds in a row that found no master */
 

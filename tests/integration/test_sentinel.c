@@ -155,6 +155,80 @@ static void test_sentinel_auth(void **state)
     rdlt_assert_rc(rdl_client_connect(c), RDL_EAUTH);
 }
 
+/* Sentinel i asks for password pw from now on (Sentinel has no CONFIG
+ * SET; its default user's password is set through ACL). The sentinels'
+ * own links to each other then fail, which a connect does not need. */
+static void sentinel_requires(rdlt_sentinel *sn, int i, const char *pw)
+{
+    redisReply *r = rdlt_cmd(rdlt_sentinel_node(sn, i),
+                             "ACL SETUSER default resetpass >%s", pw);
+    if (r->type == REDIS_REPLY_ERROR)
+        fail_msg("ACL SETUSER on sentinel %d: %s", i, r->str);
+    freeReplyObject(r);
+}
+
+/* The sentinels require a password of their own (?sentinel_password=).
+ * When every sentinel refuses the one in the URL, the connect fails with
+ * RDL_EAUTH, as a wrong password on the data node does, and says the
+ * sentinels refused the credentials: it is not a reachability problem
+ * (RDL_ECONNREFUSED), and trying again will not help. When only some
+ * refuse and another answers, the connect succeeds. */
+static void test_sentinel_password_refused(void **state)
+{
+    rdlt_sentinel *sn = rdlt_sentinel_start(NULL);
+    rdl_client_t *c;
+    rdl_lock_t *l;
+    char url[512];
+    int i, rc;
+    (void)state;
+
+    for (i = 0; i < RDLT_SENTINELS; i++)
+        sentinel_requires(sn, i, "sentpass");
+    snprintf(url, sizeof(url), "%s?sentinel_password=wrong",
+             rdlt_sentinel_url(sn));
+    c = rdlt_client_new(url);
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 2000, 2000));
+    rc = rdl_client_connect(c);
+    if (rc != RDL_EAUTH)
+        fail_msg("wrong sentinel password: %s (%s), expected RDL_EAUTH",
+                 rdl_err_name(rc), rdl_client_errmsg(c));
+    if (strstr(rdl_client_errmsg(c), "refused the credentials") == NULL)
+        fail_msg("the message does not say the sentinels refused the "
+                 "credentials: %s",
+                 rdl_client_errmsg(c));
+
+    /* The right password: connects. */
+    snprintf(url, sizeof(url), "%s?sentinel_password=sentpass",
+             rdlt_sentinel_url(sn));
+    c = sentinel_client(url);
+    l = rdlt_lock(c, "sentpass");
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 10000));
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+
+    /* The first sentinel asked (the first in the URL) takes another
+     * password: the next one answers. */
+    sentinel_requires(sn, 0, "other");
+    c = sentinel_client(url);
+    l = rdlt_lock(c, "sentpass");
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 10000));
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+
+    /* No password at all: NOAUTH is a refusal too. And a sentinel that
+     * cannot be reached does not make a refusal by the others a
+     * reachability problem. */
+    c = rdlt_client_new(rdlt_sentinel_url(sn));
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 2000, 2000));
+    rdlt_assert_rc(rdl_client_connect(c), RDL_EAUTH);
+    assert_non_null(strstr(rdl_client_errmsg(c), "refused the credentials"));
+    rdlt_server_stop(rdlt_sentinel_node(sn, 2));
+    snprintf(url, sizeof(url), "%s?sentinel_password=wrong",
+             rdlt_sentinel_url(sn));
+    c = rdlt_client_new(url);
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 2000, 2000));
+    rdlt_assert_rc(rdl_client_connect(c), RDL_EAUTH);
+    assert_non_null(strstr(rdl_client_errmsg(c), "refused the credentials"));
+}
+
 typedef struct waiter {
     rdl_lock_t *lock;
     int rc;
@@ -632,6 +706,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_sentinel_errors),
     RDLT_TEST(test_sentinel_one_down),
     RDLT_TEST(test_sentinel_auth),
+    RDLT_TEST(test_sentinel_password_refused),
     RDLT_TEST(test_sentinel_failover),
     RDLT_TEST(test_sentinel_master_killed),
     RDLT_TEST(test_sentinel_tls),
