@@ -997,8 +997,9 @@ int rdl__conn_retarget(rdl__conn *cn, const char *host, int port)
         return RDL_ENOMEM;
     snprintf(why, sizeof(why), "moved to %s:%d", host, port);
     /* A move follows a promotion: the new master was one of the old
-     * one's replicas, and the others (the old master too, if it comes
-     * back) are expected to follow it (rdl__conn_note_replicas). */
+     * one's replicas, and the others are expected to follow it. The old
+     * master is not counted: it is a replica again only once it is back,
+     * when ROLE or the router's view lists it (rdl__conn_note_replicas). */
     if (cn->known_replicas > 0)
         cn->known_replicas--;
     cn->known_at = rdl__now_ms();
@@ -1172,8 +1173,9 @@ void rdl__conn_note_replicas(rdl__conn *cn, long long n)
  * bring back if it is promoted. So the count only falls once a number
  * has not been seen for RDL__REPLICA_FORGET_MS; until then a missing
  * replica makes WAIT time out and the grant is refused. The router adds
- * what it knows (cluster: the replicas in the slot table; Sentinel: the
- * replicas of the master before a switch). */
+ * what it knows of this master (cluster: the replicas in the slot table;
+ * Sentinel: the replicas the sentinels see up, asked again after a switch
+ * and from time to time, never a count from before the switch). */
 static void on_confirm_role(void *data, int status, const redisReply *r)
 {
     rdl__conn *cn = data;

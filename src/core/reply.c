@@ -268,6 +268,21 @@ long long rdl__reply_sentinel_replicas_up(const redisReply *r)
     return n;
 }
 
+int rdl__reply_sentinel_lists(const redisReply *r, const char *host, int port)
+{
+    size_t i;
+    if (r->type != REDIS_REPLY_ARRAY)
+        return 0;
+    for (i = 0; i < r->elements; i++) {
+        const redisReply *e = r->element[i], *ip;
+        if (flat_strings(e) && (ip = field(e, "ip")) != NULL &&
+            ip->len == strlen(host) && memcmp(ip->str, host, ip->len) == 0 &&
+            number_of(field(e, "port")) == port)
+            return 1;
+    }
+    return 0;
+}
+
 long long rdl__reply_role_replicas(const redisReply *r)
 {
     if (rdl__reply_role_master(r) != 1 || r->elements < 3 ||

@@ -66,6 +66,11 @@ long long rdl__reply_sentinel_epoch(const redisReply *r);
 /* SENTINEL REPLICAS: how many replicas the sentinel thinks are up (not
  * flagged s_down, o_down or disconnected); -1 for another reply. */
 long long rdl__reply_sentinel_replicas_up(const redisReply *r);
+/* SENTINEL REPLICAS: 1 if it lists a replica at host:port (up or not),
+ * else 0. A sentinel that lists the client's master among the replicas
+ * answered for another master (its view is behind or ahead of the
+ * client's). */
+int rdl__reply_sentinel_lists(const redisReply *r, const char *host, int port);
 /* ROLE: 1 if the server says it is a master, 0 if another role, -1 if the
  * reply is not a ROLE reply. */
 int rdl__reply_role_master(const redisReply *r);

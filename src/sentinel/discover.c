@@ -9,9 +9,10 @@
  * confirmed, commands wait (router.c). ROLE cannot tell an old master that
  * was restarted and not yet demoted, so answers are also ordered by the
  * master's config epoch, which each failover raises (epoch_min). Once
- * confirmed, the sentinel is asked which replicas it sees up: the durable
- * line's RDL_REPLICAS_ALL waits for them (rdl__conn_note_replicas), also
- * while they are reconnecting.
+ * confirmed, and again from time to time, a sentinel is asked which
+ * replicas of that master it sees up: the durable line's RDL_REPLICAS_ALL
+ * waits for them (rdl__conn_note_replicas), also while they are
+ * reconnecting (see "the master's replicas").
  *
  * Following: the client subscribes to +promoted-slave and +switch-master
  * on every sentinel and moves as soon as one names a new master (see
@@ -43,6 +44,11 @@
  * for stale this long; if every sentinel still gives them after that, the
  * failover did not happen after all. */
 #define STALE_MS 5000
+/* The sentinels' count of the master's replicas is asked again when the
+ * last answer is this old, and at every round for this long after a
+ * switch (while the sentinels reconnect to the nodes whose role changed,
+ * they list them as disconnected). */
+#define REPLICAS_MS 10000
 
 static void ask_next(rdl__sentinel *s);
 
@@ -137,30 +143,105 @@ static void round_failed(rdl__sentinel *s)
     rdl__sentinel_check_in(s, retry_ms(s));
 }
 
-/* ---- the master ------------------------------------------------------------ */
+/* ---- the master's replicas ------------------------------------------------ */
 
-static void on_role(void *data, int status, const redisReply *r);
+/* RDL_REPLICAS_ALL waits for the replicas the durable connection noted
+ * within RDL__REPLICA_FORGET_MS (conn.c: ROLE's count, which leaves out a
+ * replica while it reconnects or resyncs, and the counts noted here).
+ * What the sentinels add is their count of the *current* master's
+ * replicas that are up (not s_down, o_down or disconnected), and only
+ * that:
+ *
+ *  - an answer is taken only if the same sentinel, on the same
+ *    connection just before, named the client's master, if it does not
+ *    list that master among the replicas, and if the client has not moved
+ *    since it asked. Both checks are needed: a sentinel behind the
+ *    failover names the old master, and the failover's leader names the
+ *    promoted replica at once while it still lists the old master's
+ *    replicas, the promoted one among them, until the failover ends. A
+ *    count from before a switch has the promoted replica, now the master,
+ *    waited for until it is forgotten: every grant refused;
+ *  - it is noted when it comes (and when the durable connection opens),
+ *    not at every use: noting an old count again would keep it from
+ *    ever being forgotten;
+ *  - it is asked after each confirmation of the master (a switch, a
+ *    reconnect), at the periodic rounds during REPLICAS_MS after a
+ *    switch (not at every round: while the master is down a round
+ *    follows each failed reconnect) and then every REPLICAS_MS, so that a
+ *    replica the sentinels still see up is kept counted while ROLE leaves
+ *    it out.
+ *
+ * A switch counts one replica fewer (rdl__conn_retarget: the promoted one).
+ * The old master is counted again only once the sentinels list it as a
+ * live replica of the new master, or ROLE lists it: killed and left down,
+ * it is listed as disconnected and s_down, and not waited for; restarted,
+ * or demoted after SENTINEL FAILOVER, it is, since it then receives the
+ * new master's writes and could be promoted again. Counts only ever raise
+ * what the connection waits for at once; a lower one takes over when the
+ * higher has not been seen for RDL__REPLICA_FORGET_MS. */
+
+static void on_replicas_addr(void *data, int status, const redisReply *r)
+{
+    rdl__sentinel *s = data;
+    char host[256];
+    int port;
+    s->rep_named = status == 0 && s->host != NULL &&
+                   rdl__reply_master_addr(r, host, sizeof(host), &port) == 1 &&
+                   strcmp(host, s->host) == 0 && port == s->port;
+}
 
 static void on_replicas(void *data, int status, const redisReply *r)
 {
     rdl__sentinel *s = data;
-    long long n = status == 0 ? rdl__reply_sentinel_replicas_up(r) : -1;
-    if (s->closing || n < 0)
+    long long n;
+    s->rep_asking = 0;
+    if (s->closing || status != 0 || !s->rep_named ||
+        s->rep_switches != s->switches)
+        return;
+    n = rdl__reply_sentinel_replicas_up(r);
+    if (n < 0 || rdl__reply_sentinel_lists(r, s->host, s->port))
         return;
     s->replicas_up = n;
+    s->replicas_at = rdl__now_ms();
     if (s->dur != NULL)
         rdl__conn_note_replicas(s->dur, n);
 }
 
-/* Which replicas of the confirmed master the last sentinel to answer sees
- * up; a failure leaves the count as it was (ROLE still counts). Only
- * RDL_REPLICAS_ALL uses it. */
+/* Asks the sentinel that answered last for the master's address and its
+ * replicas, one question at a time; a failure leaves the count as it was
+ * (ROLE still counts). Only RDL_REPLICAS_ALL uses it. */
 static void ask_replicas(rdl__sentinel *s)
 {
+    const char *addr[3] = {"SENTINEL", "get-master-addr-by-name", s->master};
     const char *argv[3] = {"SENTINEL", "REPLICAS", s->master};
-    if (s->c->durable_replicas == RDL_REPLICAS_ALL && s->sconn[s->good] != NULL)
-        (void)rdl__conn_sendv(s->sconn[s->good], 3, argv, NULL, on_replicas, s);
+    rdl__conn *cn = s->sconn[s->good];
+    if (s->c->durable_replicas != RDL_REPLICAS_ALL || cn == NULL ||
+        s->rep_asking)
+        return;
+    s->rep_named = 0;
+    s->rep_switches = s->switches;
+    s->rep_asked_at = rdl__now_ms();
+    if (rdl__conn_sendv(cn, 3, addr, NULL, on_replicas_addr, s) != 0)
+        return;
+    s->rep_asking = 1;
+    if (rdl__conn_sendv(cn, 3, argv, NULL, on_replicas, s) != 0)
+        s->rep_asking = 0;
 }
+
+/* A round found the confirmed master again: its replicas are asked for if
+ * the last count is old, or the switch recent. */
+static void ask_replicas_if_due(rdl__sentinel *s)
+{
+    uint64_t now = rdl__now_ms();
+    if (now - s->rep_asked_at >= CHECK_MS / 2 &&
+        (now - s->replicas_at >= REPLICAS_MS ||
+         now - s->switched_at < REPLICAS_MS))
+        ask_replicas(s);
+}
+
+/* ---- the master ------------------------------------------------------------ */
+
+static void on_role(void *data, int status, const redisReply *r);
 
 static void confirm(rdl__sentinel *s)
 {
@@ -205,6 +286,7 @@ static void switch_to(rdl__sentinel *s, const char *host, int port)
     char *h;
     int same = s->host != NULL && strcmp(s->host, host) == 0 && s->port == port;
     if (same && s->confirmed) {
+        ask_replicas_if_due(s);
         rdl__sentinel_check_in(s, CHECK_MS);
         return;
     }
@@ -218,6 +300,11 @@ static void switch_to(rdl__sentinel *s, const char *host, int port)
         s->host = h;
         s->port = port;
         s->confirmed = 0;
+        /* The sentinels' count was of the old master's replicas. */
+        s->switches++;
+        s->switched_at = rdl__now_ms();
+        s->replicas_up = -1;
+        s->replicas_at = 0;
         /* The drop that moving causes is not a failure to react to. */
         s->switching = 1;
         if (rdl__conn_retarget(s->cmd, host, port) != 0 ||

@@ -66,12 +66,16 @@ rdl__conn *rdl__sentinel_line(rdl__sentinel *s, rdl__line line)
 {
     if (line == RDL__LINE_MAIN)
         return s->cmd;
-    if (s->dur == NULL && !s->closing)
+    if (s->dur == NULL && !s->closing) {
         s->dur = rdl__conn_new(
             s->c, RDL__CONN_CMD, s->host != NULL ? s->host : s->c->url.host,
             s->host != NULL ? s->port : 0, &rdl__sentinel_master_events, s);
-    if (s->dur != NULL)
-        rdl__conn_note_replicas(s->dur, s->replicas_up);
+        /* The sentinels' count of the current master's replicas, noted
+         * once: later answers are noted as they come (discover.c). Noting
+         * it at every use would keep a count from before a switch alive. */
+        if (s->dur != NULL && s->replicas_up >= 0)
+            rdl__conn_note_replicas(s->dur, s->replicas_up);
+    }
     return s->dur;
 }
 
@@ -301,6 +305,7 @@ static rdl__router *sn_open(rdl_client_t *c, const rdl__router_events *ev,
     s->c = c;
     s->master = c->url.master;
     s->nsentinels = c->url.nseeds;
+    s->replicas_up = -1;
     rdl__queue_init(&s->parked);
     s->sconn = rdl__calloc(s->nsentinels, sizeof(*s->sconn));
     s->watch = rdl__calloc(s->nsentinels, sizeof(*s->watch));

@@ -63,7 +63,18 @@ typedef struct rdl__sentinel {
     size_t behind;          /* sentinels in this round whose answer was stale */
     long long answer_epoch; /* the epoch the sentinel asked gave; -1: none */
 
-    long long replicas_up; /* the master's replicas Sentinel sees up */
+    /* RDL_REPLICAS_ALL: how many replicas of the current master the
+     * sentinels see up (discover.c, "the master's replicas"). An answer
+     * counts only if it is about the master the client uses now: the
+     * question carries the number of moves when it was asked. */
+    long long replicas_up; /* -1: no answer yet for this master */
+    uint64_t replicas_at;  /* when it was given; 0: never */
+    uint64_t switched_at;  /* when the client last moved to a new master */
+    unsigned switches;     /* moves so far */
+    uint64_t rep_asked_at; /* when the last question was asked */
+    unsigned rep_switches; /* moves when the question in flight was asked */
+    int rep_asking;        /* a question is in flight (one at a time) */
+    int rep_named;         /* its sentinel named the client's master */
 
     int started; /* the first connect was reported (settled) */
     int closing;

@@ -448,6 +448,81 @@ static void test_durable_failover_loop(void **state)
     }
 }
 
+/* A crash failover that leaves the old master down: the new master has
+ * one replica, and RDL_REPLICAS_ALL waits for that one. The client saw two
+ * replicas before the switch; the promoted one is the master now, and the
+ * old master, down, is not a live replica the sentinels list, so neither
+ * is waited for. (The count used to stay at the two the sentinels gave
+ * before the switch, noted again at every durable use: every grant and
+ * renewal was refused, "1 of 2 replicas confirmed", until the old master
+ * came back.)
+ *
+ * A hold auto-leased just before the kill is kept: its renewals on the new
+ * master are confirmed. Its lease must outlast the failover (about 2.5 s
+ * here: down-after 1 s, then the election), which no renewal can cross:
+ * with a 1.5 s lease the hold is rightly lost before the switch. 8 s
+ * leaves room for a slow failover and still runs out, were the renewals
+ * refused, a few seconds after it. */
+#define CRASH_WD_MS 8000
+
+static void test_durable_all_after_crash_failover(void **state)
+{
+    rdlt_sentinel *sn = rdlt_sentinel_start(NULL);
+    rdl_client_t *c = rdlt_client_new(rdlt_sentinel_url(sn));
+    rdl_lock_t *held, *l;
+    rdlt_server *m = rdlt_sentinel_master(sn), *now, *left = NULL;
+    int64_t killed, switched, deadline;
+    int lost = 0, rc, i;
+    (void)state;
+
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 2000, 3000));
+    rdlt_assert_ok(rdl_client_set_watchdog_ms(c, CRASH_WD_MS));
+    rdlt_assert_ok(rdl_client_set_durability(c, RDL_REPLICAS_ALL, 1000));
+    rc = rdl_client_connect(c);
+    if (rc != 0)
+        fail_msg("connect: %s: %s", rdl_err_name(rc), rdl_client_errmsg(c));
+    held = rdlt_lock(c, "kept");
+    l = rdlt_lock(c, "after");
+    rdlt_assert_ok(rdl_lock_set_lost_cb(held, on_lost, &lost));
+    rdlt_assert_ok(rdl_lock_acquire_as(held, A, 0, RDL_LEASE_AUTO));
+
+    rdlt_server_signal(m, SIGKILL);
+    killed = rdlt_now_ms();
+    now = rdlt_sentinel_wait_switch(sn, m, 30000);
+    switched = rdlt_now_ms();
+    for (i = 0; i < RDLT_SENTINEL_DATA; i++)
+        if (rdlt_sentinel_data(sn, i) != m && rdlt_sentinel_data(sn, i) != now)
+            left = rdlt_sentinel_data(sn, i);
+    /* Within a few seconds of the switch: the client follows it, and the
+     * remaining replica syncs with the new master. */
+    deadline = rdlt_now_ms() + 5000;
+    do {
+        rc = rdl_lock_acquire_as(l, A, 0, 10000);
+        if (rc != 0)
+            rdlt_sleep_ms(100);
+    } while (rc != 0 && rdlt_now_ms() < deadline);
+    if (rc != 0)
+        fail_msg("%lld ms after the switch, the old master down: %s (%s)",
+                 (long long)(rdlt_now_ms() - switched), rdl_err_name(rc),
+                 rdl_client_errmsg(c));
+    assert_true(held_on(left, "after"));
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+
+    if (switched - killed > CRASH_WD_MS - 2000) {
+        /* No renewal could reach a master in time. */
+        print_message("the switch took %lld ms: the hold is not checked\n",
+                      (long long)(switched - killed));
+        return;
+    }
+    /* Past the lease the hold had at the kill, and then some: only
+     * confirmed renewals on the new master can have kept it. */
+    rdlt_sleep_ms(killed + CRASH_WD_MS + 2000 - rdlt_now_ms());
+    if (__atomic_load_n(&lost, __ATOMIC_SEQ_CST))
+        fail_msg("the hold taken before the kill was reported lost (%s)",
+                 rdl_client_errmsg(c));
+    rdlt_assert_ok(rdl_lock_release_as(held, A));
+}
+
 static void test_durable_off_failover_double_grant(void **state)
 {
     (void)state;
@@ -631,6 +706,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_durable_all_waits_for_an_unlisted_replica),
     RDLT_TEST(test_durable_failover_keeps_the_hold),
     RDLT_TEST(test_durable_failover_loop),
+    RDLT_TEST(test_durable_all_after_crash_failover),
     RDLT_TEST(test_durable_off_failover_double_grant),
     RDLT_TEST(test_durable_late_grant_plain),
     RDLT_TEST(test_durable_late_grant_fair),

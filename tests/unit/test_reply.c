@@ -392,6 +392,42 @@ static void test_reply_sentinel_fields(void **state)
     assert_int_equal(rdl__reply_sentinel_replicas_up(&all), -1);
 }
 
+/* Whether SENTINEL REPLICAS lists a replica at an address: the client's
+ * own master among them means the answer is about another master. */
+static void test_reply_sentinel_lists(void **state)
+{
+    redisReply rf[2][6], *rp[2][6], rep[2], *reps[2], all, nil;
+    const char *ips[2] = {"1.1.1.1", "2.2.2.2"}, *ports[2] = {"7001", "7002"};
+    int i, j;
+    (void)state;
+
+    for (i = 0; i < 2; i++) {
+        const char *v[6] = {"ip", ips[i], "port", ports[i], "flags", "slave"};
+        for (j = 0; j < 6; j++) {
+            rf[i][j] = reply(REDIS_REPLY_STRING, v[j]);
+            rp[i][j] = &rf[i][j];
+        }
+        rep[i] = reply(REDIS_REPLY_ARRAY, NULL);
+        rep[i].element = rp[i];
+        rep[i].elements = 6;
+        reps[i] = &rep[i];
+    }
+    all = reply(REDIS_REPLY_ARRAY, NULL);
+    all.element = reps;
+    all.elements = 2;
+    assert_int_equal(rdl__reply_sentinel_lists(&all, "2.2.2.2", 7002), 1);
+    assert_int_equal(rdl__reply_sentinel_lists(&all, "1.1.1.1", 7001), 1);
+    assert_int_equal(rdl__reply_sentinel_lists(&all, "1.1.1.1", 7002), 0);
+    assert_int_equal(rdl__reply_sentinel_lists(&all, "1.1.1.10", 7001), 0);
+    assert_int_equal(rdl__reply_sentinel_lists(&all, "1.1.1.", 7001), 0);
+    rf[1][3] = reply(REDIS_REPLY_STRING, "7002x");
+    assert_int_equal(rdl__reply_sentinel_lists(&all, "2.2.2.2", 7002), 0);
+    all.elements = 0;
+    assert_int_equal(rdl__reply_sentinel_lists(&all, "1.1.1.1", 7001), 0);
+    nil = reply(REDIS_REPLY_NIL, NULL);
+    assert_int_equal(rdl__reply_sentinel_lists(&nil, "1.1.1.1", 7001), 0);
+}
+
 static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_reply_sentinel_fields), RDLT_TEST(test_reply_sentinel),
     RDLT_TEST(test_reply_redirects),       RDLT_TEST(test_reply_sunsubscribe),
@@ -399,6 +435,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_reply_word_boundaries), RDLT_TEST(test_reply_other_errors),
     RDLT_TEST(test_reply_non_errors),      RDLT_TEST(test_reply_messages),
     RDLT_TEST(test_reply_binary_payload),  RDLT_TEST(test_reply_time),
+    RDLT_TEST(test_reply_sentinel_lists),
 };
 
 RDLT_MAIN(tests)
