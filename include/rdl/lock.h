@@ -72,8 +72,9 @@ RDL_API RDL_NODISCARD int rdl_lock_new(rdl_client_t *c, const char *name,
  * Fairness means order of arrival at Redis: two clients that ask at the
  * same moment are ordered by the network, not by their clocks.
  *
- * Keys: "<prefix>:fair:{name}" (the hold), ".fence", ".queue", ".exp";
- * a fair lock and a plain lock of the same name are different locks.
+ * Key: one hash, "<prefix>:fair:{name}", holds the hold, the last fencing
+ * token, the queue and the record of applied requests; a fair lock and a
+ * plain lock of the same name are different locks.
  * @return as rdl_lock_new().
  * Thread safety: safe from any thread.
  */
