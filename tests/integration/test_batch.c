@@ -6,12 +6,25 @@
  * the test's (tests/support/loop.c) through the fault proxy, which counts
  * the commands on the wire. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <uv.h>
 
 #include "rdlt.h"
 
 #define N 40
 #define OWNER ((rdl_owner_t)1)
+/* MAX_CALLS of src/core/batch.c: a batch this full leaves at once. */
+#define BATCH_MAX 32
+
+/* Counts the iterations of a loop: a prepare handle runs once in each,
+ * between two polls, where the connections' flushers run too. On the
+ * heap: after a failed test the loop outlives the test's frame. */
+typedef struct ticker {
+    uv_prepare_t h;
+    unsigned n;
+} ticker;
 
 typedef struct bctx {
     rdlt_loop *lp;
@@ -21,13 +34,18 @@ typedef struct bctx {
     int release;     /* the calls release instead of acquiring */
     int close_after; /* rdl_client_close() right after starting them */
     int close_rc;
-    int status[N];    /* 0 pending, 1 done, else its error code */
-    int done;         /* callbacks so far (loop thread) */
-    int all;          /* atomic: every call has its outcome */
-    int left[N];      /* chains: cycles still to run */
-    int releasing[N]; /* chains: the call in flight is a release */
-    int close_in_cb;  /* the first callback closes the client */
-    int calls[N];     /* callbacks of each call (loop thread) */
+    int status[N];       /* 0 pending, 1 done, else its error code */
+    int done;            /* callbacks so far (loop thread) */
+    int all;             /* atomic: every call has its outcome */
+    int left[N];         /* chains: cycles still to run */
+    int releasing[N];    /* chains: the call in flight is a release */
+    int close_in_cb;     /* the first callback closes the client */
+    int calls[N];        /* callbacks of each call (loop thread) */
+    char tag[32];        /* the locks' names are <tag>:<i> */
+    ticker *tick;        /* chains: the loop's iterations */
+    redisContext *watch; /* chains: the server, for the probe */
+    unsigned full_at;    /* chains: the iteration of the batch's 32nd call */
+    int probe;           /* chains: PROBE_*, what the probe saw */
 } bctx;
 
 static void on_done(rdl_req_t *req, int status)
@@ -79,6 +97,7 @@ static void setup_opts(bctx *b, const char *url, const rdl_tls_options_t *tls,
     char name[64];
     int i;
     memset(b, 0, sizeof(*b));
+    snprintf(b->tag, sizeof(b->tag), "%s", tag);
     b->lp = rdlt_loop_start();
     b->c = rdlt_client_new(url);
     rdlt_assert_ok(rdl_client_set_timeouts_ms(b->c, 2000, 1000));
@@ -400,6 +419,17 @@ static void test_batch_close_in_first_callback_durable(void **state)
 /* ---- chains: each call made from the callback of the one before ------- */
 
 #define ROUNDS 25
+/* How long the probe waits for the server to show the full batch. */
+#define PROBE_MS 2000
+
+/* What the probe of a run of chains saw (run_chains). */
+enum {
+    PROBE_NONE,    /* it did not run */
+    PROBE_SPLIT,   /* the two replies came in different loop iterations */
+    PROBE_MIDREAD, /* the full batch reached the server between them */
+    PROBE_LATE,    /* it had not after PROBE_MS */
+    PROBE_ERROR    /* the probe's own connection failed */
+};
 
 static void on_chain(rdl_req_t *req, int status);
 
@@ -416,10 +446,46 @@ static void chain_call(bctx *b, int i)
         on_chain(&b->req[i], rc);
 }
 
+/* On the loop thread, blocking it: PROBE_MIDREAD once the server shows
+ * lock <tag>:i free (its release applied; field o of its hash empty, as
+ * rdlt_key_retained() reads it), PROBE_LATE if it does not within
+ * PROBE_MS. No cmocka here: the main thread checks b->probe. */
+static int probe_released(bctx *b, int i)
+{
+    int64_t until = rdlt_now_ms() + PROBE_MS;
+    char key[64];
+    snprintf(key, sizeof(key), "rdl:lock:{%s:%d}", b->tag, i);
+    for (;;) {
+        redisReply *r = redisCommand(b->watch, "HGET %s o", key);
+        int free_now;
+        if (r == NULL)
+            return PROBE_ERROR;
+        free_now = r->type == REDIS_REPLY_NIL ||
+                   (r->type == REDIS_REPLY_STRING && r->len == 0);
+        freeReplyObject(r);
+        if (free_now)
+            return PROBE_MIDREAD;
+        if (rdlt_now_ms() >= until)
+            return PROBE_LATE;
+        rdlt_sleep_ms(1);
+    }
+}
+
 static void on_chain(rdl_req_t *req, int status)
 {
     bctx *b = req->data;
     int i = (int)(req - b->req);
+    /* The replies of round 1's acquisitions (see run_chains): chain
+     * BATCH_MAX - 1 makes the release that fills a batch; chain BATCH_MAX
+     * is the first call answered by the next reply. */
+    if (status == 0 && !b->releasing[i] && b->left[i] == ROUNDS) {
+        if (i == BATCH_MAX - 1)
+            b->full_at = b->tick->n;
+        else if (i == BATCH_MAX)
+            b->probe = b->tick->n != b->full_at
+                           ? PROBE_SPLIT
+                           : probe_released(b, BATCH_MAX - 1);
+    }
     if (status != 0 || (b->releasing[i] && --b->left[i] == 0)) {
         b->status[i] = status == 0 ? 1 : status;
         if (++b->done == N)
@@ -430,11 +496,19 @@ static void on_chain(rdl_req_t *req, int status)
     chain_call(b, i);
 }
 
+static void on_tick(uv_prepare_t *h)
+{
+    ((ticker *)h->data)->n++;
+}
+
 static void start_chains(void *arg)
 {
     bctx *b = arg;
     int i;
     b->done = 0;
+    __atomic_store_n(&b->all, 0, __ATOMIC_RELEASE);
+    b->probe = PROBE_NONE;
+    b->full_at = 0;
     for (i = 0; i < N; i++) {
         b->left[i] = ROUNDS;
         b->releasing[i] = 0;
@@ -443,26 +517,107 @@ static void start_chains(void *arg)
     }
 }
 
-/* N chains of ROUNDS acquire+release cycles: the calls are made inside
- * the callbacks of replies, so full batches leave from between two
- * replies of one read (rdl__conn_flush_soon). Every chain ends, nothing
- * is held, and the calls shared commands. Over TLS too, where that write
- * happens while a read's records are being decrypted. */
+static void start_ticker(void *arg)
+{
+    bctx *b = arg;
+    uv_prepare_init(rdlt_loop_uv(b->lp), &b->tick->h);
+    b->tick->h.data = b->tick;
+    uv_prepare_start(&b->tick->h, on_tick);
+}
+
+static void on_tick_closed(uv_handle_t *h)
+{
+    free(h->data);
+}
+
+static void stop_ticker(void *arg)
+{
+    bctx *b = arg;
+    uv_close((uv_handle_t *)&b->tick->h, on_tick_closed);
+    b->tick = NULL;
+}
+
+/* N chains of ROUNDS acquire+release cycles, the calls made inside the
+ * callbacks of replies: every chain ends, nothing is held, and the calls
+ * shared commands. Over TLS too, where the mid-read write below happens
+ * while a read's records are being decrypted.
+ *
+ * And the feature itself: a batch filled inside the callbacks of one read
+ * leaves from between two replies of that read (rdl__conn_flush_soon),
+ * not at the end of the loop iteration. Counting commands cannot show it:
+ * either way round 1's 40 acquisitions leave as a batch of 32 (chains
+ * 0..31, cut as soon as it is full) and one of 8 (32..39, at the flush),
+ * each reply's callbacks make the same calls, and those leave in the same
+ * two batches - 2 commands per reply pair, 4 per cycle, about 100 for
+ * the 2000 calls whether the full batch leaves mid-read or at the end of
+ * the iteration. What differs is when: the 32 replies of the first batch
+ * make 32 releases, which fill a batch (it started empty: the previous
+ * iteration's flush sent everything); with the mid-read flush it is
+ * written before the next reply, the one of chains 32..39, is handed out;
+ * without it, it sits in the write buffer until the loop's prepare phase.
+ * So in chain 32's first callback, while no prepare phase has run since
+ * chain 31's (the two replies came in one loop iteration, as they do when
+ * one read holds both), the server must come to show lock 31 released
+ * while the loop thread waits; without the mid-read flush it never can.
+ * When the two replies come in different iterations the probe proves
+ * nothing (PROBE_SPLIT) and the chains are run again, up to 10 times. A
+ * first round of calls loads the scripts: a NOSCRIPT answer, resent with
+ * the script's body, split round 1's replies in most first runs.
+ *
+ * The count: unbatched the 2 * N * ROUNDS = 2000 calls would be 2000
+ * commands; batched they are about 100 (above). At most N * ROUNDS / 4 =
+ * 250 (8 calls a command on average) leaves room for replies that come
+ * in separate reads and cut batches short. */
 static void run_chains(bctx *b, rdlt_server *s)
 {
-    rdl_client_stats_t st0 = rdlt_stats(b->c), st1;
-    rdlt_loop_call(b->lp, start_chains, b);
-    if (!rdlt_wait_flag(&b->all, 30000))
-        fail_msg("after 30 s only %d of %d chains ended", b->done, N);
+    rdl_client_stats_t st0, st1;
+    struct timeval tv = {5, 0};
+    int attempt, splits = 0;
+
+    b->watch = redisConnectWithTimeout("127.0.0.1", rdlt_server_port(s), tv);
+    if (b->watch == NULL || b->watch->err)
+        fail_msg("probe: cannot connect to port %d", rdlt_server_port(s));
+    redisSetTimeout(b->watch, tv);
+    b->tick = calloc(1, sizeof(*b->tick));
+    assert_non_null(b->tick);
+    rdlt_loop_call(b->lp, start_ticker, b);
+    run_all(b, 0);
     assert_all(b, 1);
-    assert_held(b, 0);
-    assert_int_equal(rdlt_count_held(s, "*"), 0);
-    st1 = rdlt_stats(b->c);
-    assert_true(st1.scripts - st0.scripts >= 2 * N * ROUNDS);
-    if (st1.commands - st0.commands >= N * ROUNDS)
-        fail_msg("%llu commands for %d calls",
-                 (unsigned long long)(st1.commands - st0.commands),
-                 2 * N * ROUNDS);
+    run_all(b, 1);
+    assert_all(b, 1);
+    for (attempt = 0; attempt < 10; attempt++) {
+        st0 = rdlt_stats(b->c);
+        rdlt_loop_call(b->lp, start_chains, b);
+        if (!rdlt_wait_flag(&b->all, 30000))
+            fail_msg("after 30 s only %d of %d chains ended (probe %d)",
+                     b->done, N, b->probe);
+        if (b->probe == PROBE_LATE)
+            fail_msg("the batch filled in the first reply's callbacks had not "
+                     "reached the server %d ms later, when the next reply of "
+                     "the same read was handed out: no mid-read flush",
+                     PROBE_MS);
+        if (b->probe != PROBE_SPLIT && b->probe != PROBE_MIDREAD)
+            fail_msg("probe: %d", b->probe);
+        assert_all(b, 1);
+        assert_held(b, 0);
+        assert_int_equal(rdlt_count_held(s, "*"), 0);
+        st1 = rdlt_stats(b->c);
+        assert_true(st1.scripts - st0.scripts >= 2 * N * ROUNDS);
+        if (st1.commands - st0.commands > N * ROUNDS / 4)
+            fail_msg("%llu commands for %d calls",
+                     (unsigned long long)(st1.commands - st0.commands),
+                     2 * N * ROUNDS);
+        if (b->probe == PROBE_MIDREAD)
+            break;
+        splits++;
+    }
+    rdlt_loop_call(b->lp, stop_ticker, b);
+    redisFree(b->watch);
+    b->watch = NULL;
+    if (b->probe != PROBE_MIDREAD)
+        fail_msg("in %d runs the replies of round 1 never came in one loop "
+                 "iteration: the mid-read flush was not tested",
+                 splits);
 }
 
 static void test_batch_chains(void **state)
