@@ -10,11 +10,32 @@
 # <dir>/scripts/ for the tests to read.
 #
 # A script with a line "--@batch" may also run inside the generated script
-# "batch" (src/core/batch.c): its body becomes a local function of batch
-# that reads its keys and arguments at offsets in batch's KEYS and ARGV, its libraries are included once at
-# the top of batch, and batch runs a list of such calls in one EVALSHA,
-# each under pcall, replying with one reply per call. Its rdl__scripts
+# "batch" (src/core/batch.c), which runs a list of calls in one EVALSHA.
+# Its body becomes a local function of batch, so its own locals are the
+# call's; its KEYS[n] and ARGV[n] become KEYS[KEYS_at + n] and
+# ARGV[ARGV_at + n], the call's keys and arguments at their offsets in
+# batch's (no copy: copying them cost more than the batch saved,
+# docs/design-notes.md); its libraries are included once, at the top of
+# batch, and so are shared by every call of a batch. Its rdl__scripts
 # entry's `batch` is its index in batch's table (-1: not batched).
+#
+# Hence the rules checked here, which fail the build, naming the line:
+#  - A library (scripts/lib/, batched or not: marking a script --@batch
+#    must not change what its libraries do) reads no KEYS or ARGV: in the
+#    batch those are batch's, whose KEYS[1] is the first call's key. It
+#    takes its keys and arguments as parameters.
+#  - A library has nothing outside its functions (`local function NAME(`
+#    at the file's level), so it keeps no state from one call to the next:
+#    in the batch, file-level locals live once for all the calls. State
+#    that the calls of a batch are meant to share (lib/grant.lua's clock)
+#    is allowed on the line after one that starts with --@shared.
+#  - A batched script indexes KEYS and ARGV only as KEYS[n] and ARGV[n],
+#    n a number: another index (KEYS[i], ARGV[n or 1]) could not be moved
+#    to the call's offset exactly.
+# The check reads the Lua line by line with its comments and strings
+# blanked, and follows blocks by their keywords (function, if, do, repeat
+# open one; end, until close one); long brackets ([[ ]]), which it cannot
+# follow, are refused in libraries and batched scripts.
 
 if(NOT OUT_DIR OR NOT SCRIPTS)
     message(FATAL_ERROR "EmbedScripts.cmake needs OUT_DIR and SCRIPTS")
@@ -40,7 +61,90 @@ set(batch_libs "")
 set(batch_fns "")
 set(batch_run "")
 set(batch_count 0)
-set(batch_dir "")
+
+# out: text as a CMake list of its lines, with ";", "[" and "]" spelled
+# @SC@, @LB@ and @RB@ (CMake's lists split on ";" outside brackets only),
+# each line followed by a space (so a "\\" cannot escape the separator).
+function(lua_lines out text)
+    string(REPLACE ";" "@SC@" text "${text}")
+    string(REPLACE "[" "@LB@" text "${text}")
+    string(REPLACE "]" "@RB@" text "${text}")
+    string(REPLACE "\n" " ;" text "${text}")
+    set(${out} "${text}" PARENT_SCOPE)
+endfunction()
+
+# Checks the Lua in `text` (of file `path`), for the rules above. lib: a
+# library (no KEYS or ARGV; nothing outside functions but --@shared
+# state); else a batched script's body after its KEYS[n] and ARGV[n] were
+# moved (no KEYS or ARGV left but those).
+function(lua_check path text lib)
+    if(text MATCHES "\\[=*\\[")
+        message(FATAL_ERROR "${path}: long brackets ([[ or [=[) are not "
+            "supported in a library or a batched script (the batch check "
+            "cannot follow them)")
+    endif()
+    lua_lines(lines "${text}")
+    set(n 0)
+    set(depth 0)
+    set(shared 0)
+    foreach(line IN LISTS lines)
+        math(EXPR n "${n} + 1")
+        # Comments and strings blanked: what is left is code.
+        string(REGEX REPLACE
+            "'([^'\\\\]|\\\\.)*'|\"([^\"\\\\]|\\\\.)*\"|--.*"
+            " " code "${line}")
+        if(NOT lib)
+            string(REGEX REPLACE
+                "(KEYS|ARGV)@LB@(KEYS|ARGV)_at [+] [0-9]+@RB@" " " code
+                "${code}")
+        endif()
+        string(REGEX MATCHALL "[A-Za-z_][A-Za-z0-9_]*" words "${code}")
+        foreach(name KEYS ARGV)
+            list(FIND words ${name} found)
+            if(NOT found EQUAL -1)
+                if(lib)
+                    message(FATAL_ERROR "${path}:${n}: a library may not "
+                        "read ${name}: in the batch script it would read "
+                        "the batch's ${name}, the first call's. Pass what "
+                        "it needs as parameters.")
+                endif()
+                message(FATAL_ERROR "${path}:${n}: a batched script may "
+                    "use ${name} only as ${name}[n], n a number: in the "
+                    "batch script the index is moved to the call's offset")
+            endif()
+        endforeach()
+        if(lib AND depth EQUAL 0 AND NOT code MATCHES "^[ ]*$"
+           AND NOT code MATCHES "^local function [A-Za-z_][A-Za-z0-9_]*[(]"
+           AND NOT shared)
+            message(FATAL_ERROR "${path}:${n}: a statement outside a "
+                "function: in the batch script the calls of a batch would "
+                "share it (the library is included once for them all). "
+                "Keep state inside functions, or, if the calls are meant "
+                "to share it, put a line starting --@shared before it.")
+        endif()
+        set(shared 0)
+        if(line MATCHES "^--@shared")
+            set(shared 1)
+        endif()
+        set(open ${words})
+        list(FILTER open INCLUDE REGEX "^(function|if|do|repeat)$")
+        set(close ${words})
+        list(FILTER close INCLUDE REGEX "^(end|until)$")
+        list(LENGTH open o)
+        list(LENGTH close c)
+        math(EXPR depth "${depth} + ${o} - ${c}")
+        if(depth LESS 0)
+            message(FATAL_ERROR "${path}:${n}: more blocks end than begin "
+                "(the batch check lost track of them)")
+        endif()
+    endforeach()
+    if(NOT depth EQUAL 0)
+        message(FATAL_ERROR "${path}: ${depth} blocks do not end (the "
+            "batch check lost track of them)")
+    endif()
+endfunction()
+
+set(checked_libs "")
 
 # Expands `text` (a script, or the generated batch) into the table.
 # `batch` is the script's index in batch's table, or -1.
@@ -71,42 +175,54 @@ foreach(path IN LISTS SCRIPTS)
     get_filename_component(name "${path}" NAME_WE)
     get_filename_component(dir "${path}" DIRECTORY)
     file(READ "${path}" text)
+    string(REGEX MATCHALL "--@include [a-z_]+\n" includes "${text}")
+    set(libs "")
+    foreach(line IN LISTS includes)
+        string(REGEX REPLACE "--@include ([a-z_]+)\n" "\\1" lib "${line}")
+        set(lib "${dir}/lib/${lib}.lua")
+        if(NOT EXISTS "${lib}")
+            message(FATAL_ERROR "${path}: no ${lib}")
+        endif()
+        list(APPEND libs "${lib}")
+        list(FIND checked_libs "${lib}" found)
+        if(found EQUAL -1)
+            file(READ "${lib}" body)
+            lua_check("${lib}" "${body}" 1)
+            list(APPEND checked_libs "${lib}")
+        endif()
+    endforeach()
     set(batch -1)
     if(text MATCHES "\n--@batch\n")
         set(batch ${batch_count})
         math(EXPR batch_count "${batch_count} + 1")
-        set(batch_dir "${dir}")
-        string(REPLACE "\n--@batch\n" "\n" plain "${text}")
-        string(REGEX MATCHALL "--@include [a-z_]+\n" includes "${plain}")
+        # Its body in the batch, line for line as in its file (the check
+        # names lines): the marker and the includes leave blank lines.
+        string(REPLACE "\n--@batch\n" "\n\n" plain "${text}")
+        string(REPLACE "\n--@batch\n" "\n" text "${text}")
         foreach(line IN LISTS includes)
-            string(REGEX REPLACE "--@include ([a-z_]+)\n" "\\1" lib "${line}")
+            string(REPLACE "${line}" "\n" plain "${plain}")
+        endforeach()
+        foreach(lib IN LISTS libs)
             list(FIND batch_libs "${lib}" found)
             if(found EQUAL -1)
                 list(APPEND batch_libs "${lib}")
             endif()
-            string(REPLACE "${line}" "" plain "${plain}")
         endforeach()
-        # KEYS[i] and ARGV[i] become KEYS[kb + i] and ARGV[ab + i]: the
-        # call's own keys and arguments within batch's, with no copy.
-        if(plain MATCHES "(KEYS|ARGV)[^[]")
-            message(FATAL_ERROR "${path}: a batched script may use KEYS and "
-                "ARGV only as KEYS[i] and ARGV[i]")
+        if(plain MATCHES "(KEYS|ARGV)_at")
+            message(FATAL_ERROR "${path}: KEYS_at and ARGV_at are the "
+                "batch script's names for a call's offsets")
         endif()
-        string(REPLACE "KEYS[" "KEYS[kb + " plain "${plain}")
-        string(REPLACE "ARGV[" "ARGV[ab + " plain "${plain}")
+        # The call's own keys and arguments within batch's, with no copy.
+        string(REGEX REPLACE "(^|[^A-Za-z0-9_.])(KEYS|ARGV)\\[([0-9]+)\\]"
+            "\\1\\2[\\2_at + \\3]" plain "${plain}")
+        lua_check("${path}" "${plain}" 0)
         string(APPEND batch_fns
-            "local function ${name}(kb, ab)\n${plain}end\n\n")
+            "local function ${name}(KEYS_at, ARGV_at)\n${plain}end\n\n")
         string(APPEND batch_run "    ${name},\n")
-        # The script on its own: its libraries at the top, as before.
-        file(READ "${path}" text)
-        string(REPLACE "\n--@batch\n" "\n" text "${text}")
     endif()
-    string(REGEX MATCHALL "--@include [a-z_]+\n" includes "${text}")
+    # The script on its own: its libraries at the top.
     foreach(line IN LISTS includes)
         string(REGEX REPLACE "--@include ([a-z_]+)\n" "\\1" lib "${line}")
-        if(NOT EXISTS "${dir}/lib/${lib}.lua")
-            message(FATAL_ERROR "${path}: no scripts/lib/${lib}.lua")
-        endif()
         file(READ "${dir}/lib/${lib}.lua" body)
         string(REPLACE "${line}" "${body}" text "${text}")
     endforeach()
@@ -125,7 +241,7 @@ endforeach()
 if(batch_count GREATER 0)
     set(text "-- batch: generated by cmake/EmbedScripts.cmake from the scripts marked\n-- --@batch; runs several of their calls in one EVALSHA.\n")
     foreach(lib IN LISTS batch_libs)
-        file(READ "${batch_dir}/lib/${lib}.lua" body)
+        file(READ "${lib}" body)
         string(APPEND text "${body}")
     endforeach()
     string(APPEND text "\n${batch_fns}local run = {\n${batch_run}}\n")

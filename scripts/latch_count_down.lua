@@ -40,7 +40,7 @@ local function decrement(s)
 end
 
 local id = ARGV[1]
-local now, h, live = latch_read(id)
+local now, h, live = latch_read(KEYS[1], id)
 if applied_is(h[7], id) then
     return {1, live and h[1] or '0'}
 end

@@ -22,7 +22,7 @@
 --@include latch
 
 local id = ARGV[3]
-local now, h, live = latch_read(id)
+local now, h, live = latch_read(KEYS[1], id)
 if applied_is(h[7], id) then
     return {1, live and h[1] or '0'}
 end

@@ -32,7 +32,7 @@
 --@include sem
 local me, lease, keep = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[8])
 local now, us = sem_now()
-local freed = sem_purge(now)
+local freed = sem_purge(KEYS[1], KEYS[2], now)
 local h = redis.call('HMGET', KEYS[1], 'c:' .. me, 'k:' .. me, 'r:' .. me,
     't', 'q:' .. me, 'qh', 'qt', 'u', 'P')
 local used, total = tonumber(h[8] or '0'), tonumber(h[9] or ARGV[7])
@@ -44,7 +44,7 @@ if h[1] and h[3] == ARGV[3] then
     return {1, tonumber(h[2]), tonumber(h[1])}
 end
 if used >= total then
-    local sleep = sem_first_expiry(now)
+    local sleep = sem_first_expiry(KEYS[2], now)
     if ARGV[4] == '' then
         return {0, sleep, 0}
     end
@@ -63,17 +63,19 @@ redis.call('HSET', KEYS[1], 'c:' .. me, count, 'k:' .. me, ts, 'r:' .. me,
 local waiting = waiters_maybe(h[6], h[7])
 local earliest = -1
 if waiting and not h[1] then
-    earliest = sem_first_expiry(now)
+    earliest = sem_first_expiry(KEYS[2], now)
 end
 redis.call('ZADD', KEYS[2], 'GT', now + lease, me)
 if h[5] then
     waiter_remove(KEYS[1], me, h[5])
 end
-sem_keep(2, lease + keep, lease + 2 * keep)
+sem_keep(KEYS[1], lease + keep, lease + 2 * keep)
+sem_keep(KEYS[2], lease + keep, lease + 2 * keep)
 if waiting then
     -- Permits that expired holders left, beyond the one taken, go to
     -- waiters.
-    sem_wake(math.min(freed, total - used), h[6], h[7], ARGV[5], ARGV[6])
+    sem_wake(KEYS[1], math.min(freed, total - used), h[6], h[7], ARGV[5],
+        ARGV[6])
     -- A new holder with a lease shorter than every other holder's: the
     -- first waiter learns when this permit may come back (it sleeps until
     -- the earliest lease it saw).

@@ -19,7 +19,7 @@ local first = force_replay(KEYS[1], ARGV[3])
 if first then
     return first
 end
-sem_purge(now)
+sem_purge(KEYS[1], KEYS[2], now)
 local holders = redis.call('ZRANGE', KEYS[2], 0, -1)
 if #holders == 0 then
     return force_done(KEYS[1], ARGV[3], 0, now, tonumber(ARGV[4]))
@@ -37,5 +37,5 @@ redis.call('DEL', KEYS[2])
 redis.call('HSET', KEYS[1], 'u', 0)
 force_done(KEYS[1], ARGV[3], 1, now, tonumber(ARGV[4]))
 local q = redis.call('HMGET', KEYS[1], 'P', 'qh', 'qt')
-sem_wake(tonumber(q[1] or '1'), q[2], q[3], ARGV[1], ARGV[2])
+sem_wake(KEYS[1], tonumber(q[1] or '1'), q[2], q[3], ARGV[1], ARGV[2])
 return 1

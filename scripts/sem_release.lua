@@ -17,13 +17,14 @@
 --@include sem
 local me = ARGV[1]
 local now = sem_now()
-local freed = sem_purge(now)
+local freed = sem_purge(KEYS[1], KEYS[2], now)
 local h = redis.call('HMGET', KEYS[1], 'c:' .. me, 'r:' .. me, 'P', 'dn', 'dp',
     'g', 'gs', 'd:' .. me, 'u', 'qh', 'qt')
 local total, used = tonumber(h[3] or '0'), tonumber(h[9] or '0')
 
 if not h[1] then
-    sem_wake(math.min(freed, total - used), h[10], h[11], ARGV[3], ARGV[4])
+    sem_wake(KEYS[1], math.min(freed, total - used), h[10], h[11], ARGV[3],
+        ARGV[4])
     if applied_is(h[8], ARGV[2]) then
         return {1, 0}
     end
@@ -48,6 +49,7 @@ else
 end
 -- The hash keeps the total and the last token for the retention; the
 -- sorted set is kept by the holders it still lists.
-sem_keep(1, tonumber(ARGV[5]), 2 * tonumber(ARGV[5]))
-sem_wake(math.min(freed + 1, total - used), h[10], h[11], ARGV[3], ARGV[4])
+sem_keep(KEYS[1], tonumber(ARGV[5]), 2 * tonumber(ARGV[5]))
+sem_wake(KEYS[1], math.min(freed + 1, total - used), h[10], h[11], ARGV[3],
+    ARGV[4])
 return {1, n}

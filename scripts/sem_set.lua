@@ -31,7 +31,7 @@ if applied_is(done, id) then
     return tonumber(string.match(done, '^%d+|(%d+)|'))
 end
 local now = sem_now()
-sem_purge(now)
+sem_purge(KEYS[1], KEYS[2], now)
 local h = redis.call('HMGET', KEYS[1], 'P', 'u', 'qh', 'qt', 'dn', 'dp', 'g',
     'gs')
 local old, used = tonumber(h[1] or '0'), tonumber(h[2] or '0')
@@ -40,6 +40,6 @@ applied_add(KEYS[1], field, (h[1] or '0') .. '|' .. id, {h[5], h[6], h[7],
     h[8]}, tonumber(ARGV[6]), {'P', total}, not done, now)
 -- The hash, and so the record, lives the retention at least: longer than
 -- any window.
-sem_keep(1, tonumber(ARGV[4]), 2 * tonumber(ARGV[4]))
-sem_wake(total - math.max(old, used), h[3], h[4], ARGV[2], ARGV[3])
+sem_keep(KEYS[1], tonumber(ARGV[4]), 2 * tonumber(ARGV[4]))
+sem_wake(KEYS[1], total - math.max(old, used), h[3], h[4], ARGV[2], ARGV[3])
 return old

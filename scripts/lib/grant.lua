@@ -5,6 +5,7 @@
 -- The server time in microseconds, read once per script run: the grants
 -- of one run (the parts of lock_acquire_multi, the calls of a batch) share
 -- it, each token still max(last + 1, that time), a time before its grant.
+--@shared: one TIME for all the calls of a batch (docs/design-notes.md)
 local clock_read
 local function clock_us()
     if not clock_read then

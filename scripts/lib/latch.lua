@@ -2,13 +2,14 @@
 -- latch_count_down) read the latch, pulled into them after lib/applied
 -- when they are embedded. Not a script of its own.
 
--- Returns the server time (ms), the hash's fields {c, x, dn, dp, g, gs,
--- d:<id>} (count, expiry, the applied set's counters, and request id's
--- record) and whether the latch is live: set and not expired.
-local function latch_read(id)
+-- Returns the server time (ms), the fields of the latch's hash `key` {c,
+-- x, dn, dp, g, gs, d:<id>} (count, expiry, the applied set's counters,
+-- and request id's record) and whether the latch is live: set and not
+-- expired.
+local function latch_read(key, id)
     local t = redis.call('TIME')
     local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-    local h = redis.call('HMGET', KEYS[1], 'c', 'x', 'dn', 'dp', 'g', 'gs',
+    local h = redis.call('HMGET', key, 'c', 'x', 'dn', 'dp', 'g', 'gs',
         'd:' .. id)
     return now, h, h[1] and tonumber(h[2] or '0') > now
 end

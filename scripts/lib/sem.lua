@@ -1,12 +1,14 @@
 -- lib/sem: the semaphore's holders, pulled into the sem_* scripts (after
--- lib/waiters) when they are embedded. Not a script of its own.
+-- lib/waiters) when they are embedded. Not a script of its own. Its
+-- functions take the keys as parameters, the scripts' KEYS[1] and KEYS[2]
+-- (a library reads no KEYS: cmake/EmbedScripts.cmake):
 --
--- KEYS[1]  hash: P = the total in force, u = permits in use (by listed
+-- hash     P = the total in force, u = permits in use (by listed
 --          holders), t = last token issued; per holder c:<owner> = its
 --          permits, k:<owner> = the token of its latest acquisition,
 --          r:<owner> = its last request id; the waiter registry
 --          (lib/waiters) and the applied set (lib/applied)
--- KEYS[2]  sorted set: holder -> lease expiry (server ms). A holder's
+-- zset     sorted set: holder -> lease expiry (server ms). A holder's
 --          permits share one expiry; it is listed here exactly while it
 --          has c:<owner> in the hash.
 -- Both keys live at least the longest lease plus the retention (at most
@@ -24,67 +26,66 @@ end
 -- Drops the holders whose lease ended, fixing the permits in use (u).
 -- Returns how many permits that freed. One read when nobody expired;
 -- O(log n) per holder dropped.
-local function sem_purge(now)
-    local dead = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)
+local function sem_purge(hash, zset, now)
+    local dead = redis.call('ZRANGEBYSCORE', zset, '-inf', now)
     if #dead == 0 then
         return 0
     end
     local freed, del = 0, {}
     for i = 1, #dead do
         local o = dead[i]
-        freed = freed + tonumber(redis.call('HGET', KEYS[1], 'c:' .. o) or '0')
+        freed = freed + tonumber(redis.call('HGET', hash, 'c:' .. o) or '0')
         del[#del + 1] = 'c:' .. o
         del[#del + 1] = 'k:' .. o
         del[#del + 1] = 'r:' .. o
     end
     for i = 1, #dead, 1000 do
-        redis.call('ZREM', KEYS[2], unpack(dead, i, math.min(i + 999, #dead)))
+        redis.call('ZREM', zset, unpack(dead, i, math.min(i + 999, #dead)))
     end
     for i = 1, #del, 3000 do
-        redis.call('HDEL', KEYS[1], unpack(del, i, math.min(i + 2999, #del)))
+        redis.call('HDEL', hash, unpack(del, i, math.min(i + 2999, #del)))
     end
-    local used = tonumber(redis.call('HGET', KEYS[1], 'u') or '0')
-    redis.call('HSET', KEYS[1], 'u', math.max(used - freed, 0))
+    local used = tonumber(redis.call('HGET', hash, 'u') or '0')
+    redis.call('HSET', hash, 'u', math.max(used - freed, 0))
     return freed
 end
 
 -- Milliseconds until the earliest holder's lease ends (at least 1), or
 -- -1 if nobody holds.
-local function sem_first_expiry(now)
-    local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+local function sem_first_expiry(zset, now)
+    local first = redis.call('ZRANGE', zset, 0, 0, 'WITHSCORES')
     if #first == 0 then
         return -1
     end
     return math.max(tonumber(first[2]) - now, 1)
 end
 
--- The first n keys (1: the hash; 2: both) live at least `least` ms more;
--- when they must be extended they get `ms`, so that a steady stream of
--- grants reads their TTLs and rarely writes them.
-local function sem_keep(n, least, ms)
-    for i = 1, n do
-        if redis.call('PTTL', KEYS[i]) < least then
-            redis.call('PEXPIRE', KEYS[i], ms)
-        end
+-- `key` lives at least `least` ms more; when it must be extended it gets
+-- `ms`, so that a steady stream of grants reads its TTL and rarely writes
+-- it.
+local function sem_keep(key, least, ms)
+    if redis.call('PTTL', key) < least then
+        redis.call('PEXPIRE', key, ms)
     end
 end
 
 -- Wakes up to n registered waiters (one message each, naming it), taking
--- them from the front of the registry (qh, qt: as read by the caller).
-local function sem_wake(n, qh, qt, pubcmd, channel)
+-- them from the front of the registry of `hash` (qh, qt: as read by the
+-- caller).
+local function sem_wake(hash, n, qh, qt, pubcmd, channel)
     if n <= 0 or not waiters_maybe(qh, qt) then
         return
     end
     local head, woken = qh, {}
     for _ = 1, n do
         local o
-        o, head = waiter_next(KEYS[1], head, qt)
+        o, head = waiter_next(hash, head, qt)
         if not o then
             break
         end
         woken[#woken + 1] = o
     end
-    redis.call('HSET', KEYS[1], 'qh', head)
+    redis.call('HSET', hash, 'qh', head)
     for i = 1, #woken do
         waiter_wake(pubcmd, channel, woken[i])
     end
