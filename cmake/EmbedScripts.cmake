@@ -234,7 +234,8 @@ endforeach()
 #   ARGV[1]  the number of calls; then, per call: its script's index in
 #            `run` (0-based), its number of keys, its number of arguments,
 #            and the arguments; KEYS: every call's keys, in order.
-#   Reply    one reply per call: what its script returned, or its error.
+#   Reply    one reply per call: what its script returned (nil sent as
+#            false: the same nil reply in RESP2), or its error.
 # A call's error (pcall) does not stop the calls after it: each call is a
 # script of its own, as if sent alone one after the other. READONLY (a
 # replica) fails the whole batch instead, as it would fail each call.
@@ -256,6 +257,12 @@ for i = 1, tonumber(ARGV[1]) do
     k = k + nk
     a = a + na
     if ok then
+        -- A nil would end the reply there (a Lua array ends at its first
+        -- nil): every later call would lose its reply, grants included.
+        -- false goes out as the nil reply a lone script's nil gives.
+        if r == nil then
+            r = false
+        end
         out[i] = r
     else
         local e = type(r) == 'table' and r.err or tostring(r)

@@ -87,18 +87,34 @@ static void answer(rdl_client_t *c, item *it, int status, const redisReply *r)
     it->fn(it->data, status, r);
 }
 
+/* Each call gets its own element of the reply: a call's odd reply (a nil)
+ * is that call's failure only. The script "batch" replies one element per
+ * call (a call's nil comes as false, EmbedScripts.cmake), but should an
+ * array end early (a Lua array ends at its first nil), the elements it has
+ * still answer their calls, grants included: only the calls past its end
+ * fail. A failure of the whole command reaches every call. */
 static void on_group_reply(void *data, int status, const redisReply *r)
 {
     group *g = data;
     unsigned i;
-    int whole = status != 0 || r == NULL || r->type != REDIS_REPLY_ARRAY ||
-                r->elements != g->n;
-    if (status == 0 && whole) {
+    size_t have = 0; /* elements that answer calls, from the first */
+    if (status == 0 &&
+        (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements > g->n)) {
         rdl__errmsg_set(g->c, "batch: unexpected reply");
         status = RDL_EPROTO;
     }
+    if (status == 0)
+        have = r->elements;
     for (i = 0; i < g->n; i++) {
-        answer(g->c, g->calls[i], status, whole ? r : r->element[i]);
+        if (i < have) {
+            answer(g->c, g->calls[i], 0, r->element[i]);
+        } else if (status != 0) {
+            answer(g->c, g->calls[i], status, r);
+        } else {
+            rdl__errmsg_set(g->c, "batch: %zu replies for %u calls", have,
+                            g->n);
+            answer(g->c, g->calls[i], RDL_EPROTO, NULL);
+        }
         rdl__free(g->calls[i]);
     }
     rdl__free(g);

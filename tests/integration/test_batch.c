@@ -8,10 +8,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <uv.h>
 
 #include "rdlt.h"
+
+#ifndef RDL_TEST_BATCH_FIXTURE
+#error "RDL_TEST_BATCH_FIXTURE must name the test batch script (build tree)"
+#endif
 
 #define N 40
 #define OWNER ((rdl_owner_t)1)
@@ -684,6 +689,186 @@ static void test_batch_cluster_slots(void **state)
     finish(&b);
 }
 
+/* Reads a whole file, NUL-terminated; free() it. */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    long n;
+    if (f == NULL)
+        fail_msg("cannot open %s", path);
+    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
+        fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) != NULL) {
+        if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+            free(buf);
+            buf = NULL;
+        } else {
+            buf[n] = '\0';
+        }
+    }
+    fclose(f);
+    if (buf == NULL)
+        fail_msg("cannot read %s", path);
+    return buf;
+}
+
+/* One element of a reply, as {1, token, count}: a grant. */
+static void assert_grant(const redisReply *e, const char *what)
+{
+    if (e->type != REDIS_REPLY_ARRAY || e->elements != 3 ||
+        e->element[0]->type != REDIS_REPLY_INTEGER ||
+        e->element[0]->integer != 1 ||
+        e->element[1]->type != REDIS_REPLY_INTEGER ||
+        e->element[1]->integer <= 0)
+        fail_msg("%s: not a grant (reply type %d)", what, e->type);
+}
+
+/* The generated batch script itself, run with EVAL: a test batch of the
+ * plain lock's scripts and two test scripts (tests/CMakeLists.txt), so
+ * that one call can return nil, which no real script does yet. That call
+ * gets a nil reply of its own, as it would alone, and the calls around it
+ * theirs: a Lua array ends at its first nil, so the reply used to stop
+ * there, and every call of the batch failed with RDL_EPROTO, the grants
+ * after it too, held for their lease with nobody told. Each call sees its
+ * own keys and arguments whatever its offset. */
+static void test_batch_script_nil_stays_with_its_call(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    char *body = slurp(RDL_TEST_BATCH_FIXTURE);
+    redisReply *r, *e, *h;
+    size_t i;
+    (void)state;
+
+    /* ARGV: the number of calls; per call its script (0 lock_acquire,
+     * 1 lock_release, 2 maybe_nil, 3 echo: the order of the test batch's
+     * scripts), its numbers of keys and of arguments, its arguments. */
+    r = rdlt_cmd(s,
+                 "EVAL %s 5 %s %s %s %s %s 4 "
+                 "0 1 6 %s %s %s %s %s %s "
+                 "2 1 1 %s "
+                 "3 2 2 %s %s "
+                 "0 1 6 %s %s %s %s %s %s",
+                 body, "rdl:lock:{n1}", "k", "ka", "kb", "rdl:lock:{n2}", "c:1",
+                 "10000", "r1", "", "publish", "ch", "nil", "x", "y", "c:1",
+                 "10000", "r2", "", "publish", "ch");
+    free(body);
+    assert_non_null(r);
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 4) {
+        char what[256];
+        if (r->type == REDIS_REPLY_ERROR)
+            snprintf(what, sizeof(what), "error %s", r->str);
+        else
+            snprintf(what, sizeof(what), "type %d, %zu elements", r->type,
+                     r->type == REDIS_REPLY_ARRAY ? r->elements : 0);
+        freeReplyObject(r);
+        fail_msg("a batch of 4 calls replied %s", what);
+    }
+    assert_grant(r->element[0], "call 1 (lock_acquire)");
+    assert_int_equal(r->element[1]->type, REDIS_REPLY_NIL);
+    e = r->element[2];
+    assert_int_equal(e->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(e->elements, 5);
+    for (i = 0; i < 4; i++) {
+        const char *want[] = {"ka", "kb", "x", "y"};
+        assert_int_equal(e->element[i]->type, REDIS_REPLY_STRING);
+        assert_string_equal(e->element[i]->str, want[i]);
+    }
+    assert_int_equal(e->element[4]->integer, 1);
+    assert_grant(r->element[3], "call 4 (lock_acquire)");
+    freeReplyObject(r);
+    /* Both grants happened, each to its own key. */
+    h = rdlt_cmd(s, "HGET rdl:lock:{n1} o");
+    assert_string_equal(h->str, "c:1");
+    freeReplyObject(h);
+    h = rdlt_cmd(s, "HGET rdl:lock:{n2} o");
+    assert_string_equal(h->str, "c:1");
+    freeReplyObject(h);
+}
+
+/* What the fake node of test_batch_reply_elements_per_call answers, and
+ * what each call should then get (its lock's number: the key's last
+ * component). Written on the fake's thread, read after the calls. */
+typedef struct elems {
+    int batches;
+    int want[N]; /* 0: sent alone (forwarded); 1 done; else the error */
+} elems;
+
+static int elems_rule(rdlt_fake *f, void *data, int argc, char **argv,
+                      size_t *lens, unsigned n, char *out, size_t outlen)
+{
+    elems *x = data;
+    int nk, calls, m, i, gap;
+    size_t len;
+    (void)f;
+    (void)n;
+    if (lens[0] != 7 || strncasecmp(argv[0], "EVALSHA", 7) != 0 || argc < 4)
+        return RDLT_FAKE_FORWARD;
+    nk = atoi(argv[2]);
+    /* A batch of acquisitions (its first call's script is 0). */
+    if (nk < 2 || argc < 5 + nk || strcmp(argv[4 + nk], "0") != 0)
+        return RDLT_FAKE_FORWARD;
+    calls = atoi(argv[3 + nk]);
+    if (calls != nk)
+        return RDLT_FAKE_FORWARD;
+    /* The first batch: a reply cut short after half its calls, as Lua
+     * cut the batch script's reply at a nil. Later ones: every call's
+     * reply, one of them nil. */
+    gap = calls / 2 > 12 ? 12 : calls / 2;
+    m = x->batches++ == 0 ? gap : calls;
+    len = (size_t)snprintf(out, outlen, "*%d\r\n", m);
+    for (i = 0; i < m && len < outlen; i++)
+        len += (size_t)snprintf(
+            out + len, outlen - len,
+            i == gap ? "$-1\r\n" : "*3\r\n:1\r\n:%d\r\n:1\r\n", i + 1);
+    if (len >= outlen)
+        return RDLT_FAKE_DROP; /* the test then fails: no outcome */
+    for (i = 0; i < nk; i++) {
+        const char *colon = strrchr(argv[3 + i], ':');
+        int lock = colon != NULL ? atoi(colon + 1) : -1;
+        if (lock >= 0 && lock < N)
+            x->want[lock] = i < m && i != gap ? 1 : RDL_EPROTO;
+    }
+    return RDLT_FAKE_REPLY;
+}
+
+/* batch.c hands each call its own element of the batch's reply: a call
+ * whose element is nil fails alone (RDL_EPROTO), and a reply shorter than
+ * the batch still answers the calls it covers; only the calls past its end
+ * get RDL_EPROTO. Before, any reply of the wrong length failed every call,
+ * grants included. The replies come from a fake node (tests/support/
+ * fake.c) in front of a real server, which runs the calls sent alone. */
+static void test_batch_reply_elements_per_call(void **state)
+{
+    rdlt_server *backend = rdlt_server_start();
+    static elems x;
+    rdlt_fake *f;
+    char url[64];
+    bctx b;
+    int i, covered = 0, cut = 0;
+    (void)state;
+
+    memset(&x, 0, sizeof(x));
+    f = rdlt_fake_start(backend, elems_rule, &x);
+    snprintf(url, sizeof(url), "redis+cluster://127.0.0.1:%d",
+             rdlt_fake_port(f));
+    setup(&b, url, "{elems}");
+    run_all(&b, 0);
+    /* 40 calls: a full batch of 32 (cut short), then 8 (one nil). */
+    assert_true(x.batches >= 2);
+    for (i = 0; i < N; i++) {
+        int want = x.want[i] == 0 ? 1 : x.want[i];
+        if (b.status[i] != want)
+            fail_msg("call %d: %s, expected %s", i,
+                     b.status[i] == 1 ? "done" : rdl_err_name(b.status[i]),
+                     want == 1 ? "done" : rdl_err_name(want));
+        covered += x.want[i] == 1;
+        cut += x.want[i] == RDL_EPROTO;
+    }
+    assert_true(covered > 0);
+    assert_true(cut > 0);
+    finish(&b);
+}
+
 static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_batch_calls_share_commands),
     RDLT_TEST(test_batch_outcomes_are_per_call),
@@ -699,6 +884,8 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_batch_chains_over_tls),
 #endif
     RDLT_TEST(test_batch_cluster_slots),
+    RDLT_TEST(test_batch_script_nil_stays_with_its_call),
+    RDLT_TEST(test_batch_reply_elements_per_call),
 };
 
 RDLT_MAIN(tests)
