@@ -297,41 +297,70 @@ wait_until_ms(const std::chrono::time_point<Clock, Duration> &t) noexcept
 }
 
 /* What the lost callback of a lock object needs; on the heap so that the
- * pointer given to rdl_lock_set_lost_cb() survives moves of the object. */
+ * pointer given to rdl_lock_set_lost_cb() survives moves of the object.
+ *
+ * report() runs inside the C lost callback and inside unlock(), both
+ * noexcept: an exception there (std::bad_alloc) would end the program in
+ * std::terminate. So it allocates nothing: it takes a reference to the
+ * callback (a shared_ptr, copied without allocating; a copy of the
+ * std::function itself allocates when its target is larger than the
+ * function's inline buffer), and records a loss in room made when the
+ * owner acquired. */
 struct lost_state {
     std::atomic<int> last{0};
     std::mutex mu;
-    lost_callback cb;          /* guarded by mu */
+    std::shared_ptr<const lost_callback> cb; /* null: none; guarded by mu */
     std::vector<owner_t> gone; /* owners whose loss the watchdog reported
                                   and who have not acquired since; guarded
                                   by mu */
 
     /* Records rc and calls the callback, except for a release that fails
      * with RDL_ELOST after the watchdog already reported that loss. The
-     * callback is copied so that it runs without mu held: it may call
-     * on_lost() or last_error(). */
+     * callback runs without mu held: it may call on_lost() or
+     * last_error(). */
     void report(owner_t owner, int rc, bool watchdog) noexcept
     {
-        lost_callback call;
+        std::shared_ptr<const lost_callback> call;
         last.store(rc);
         {
             std::lock_guard<std::mutex> guard(mu);
             const bool known =
                 std::find(gone.begin(), gone.end(), owner) != gone.end();
             if (watchdog && !known)
-                gone.push_back(owner);
+                remember(owner);
             else if (!watchdog && known && rc == RDL_ELOST)
                 return;
             call = cb;
         }
-        if (call)
-            call(std::error_code(rc, category()), owner);
+        if (call && *call)
+            (*call)(std::error_code(rc, category()), owner);
+    }
+
+    /* Under mu. acquired() left room, so this does not allocate unless
+     * more owners lost their holds at once than it made room for; then, if
+     * memory is out, the owner goes unrecorded and its failing release
+     * reports the loss a second time: better than the program's end. */
+    void remember(owner_t owner) noexcept
+    {
+        try {
+            gone.push_back(owner);
+        } catch (...) { /* std::bad_alloc: nothing else for an integer */
+        }
     }
 
     void acquired(owner_t owner) noexcept
     {
         std::lock_guard<std::mutex> guard(mu);
         gone.erase(std::remove(gone.begin(), gone.end(), owner), gone.end());
+        /* Room for this hold's loss, so that report() need not allocate.
+         * Here (a caller's thread, after a grant) a failure costs only
+         * that: remember() copes. */
+        if (gone.size() == gone.capacity()) {
+            try {
+                gone.reserve(2 * gone.size() + 4);
+            } catch (...) {
+            }
+        }
     }
 
     static void on_lost(rdl_lock_t *, rdl_owner_t owner, int reason,
@@ -633,14 +662,21 @@ class lock_base
 
     /* Sets (or with an empty function clears) the callback for holds of
      * this object that were lost or failed to release, for every owner.
-     * When it returns, no call of the previous callback is running. */
+     * When it returns, no call of the previous callback is running. The
+     * callback is stored here (this may throw std::bad_alloc) so that the
+     * reports, made where nothing may throw, allocate nothing. */
     void on_lost(lost_callback cb)
     {
         if (!st_)
             detail::throw_error(RDL_EINVAL, "on_lost", nullptr);
+        /* Allocated here, where a failure throws to the caller, so that
+         * report() takes it without allocating. */
+        std::shared_ptr<const lost_callback> p;
+        if (cb)
+            p = std::make_shared<lost_callback>(std::move(cb));
         {
             std::lock_guard<std::mutex> guard(st_->mu);
-            st_->cb.swap(cb);
+            st_->cb.swap(p);
         }
         /* Setting the same C callback again waits for a running call. */
         install_lost_cb();

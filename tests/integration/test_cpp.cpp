@@ -1,6 +1,7 @@
 /* <rdl.hpp>: the standard wrappers with each lock type, timeouts,
  * exceptions and error codes, the named requirements (checked at compile
- * time), moves, and lost holds under std::unique_lock.
+ * time), moves, and lost holds under std::unique_lock and when memory runs
+ * out (this program replaces operator new, which fails on demand).
  *
  * cmocka leaves a failing test with a longjmp, which must not cross C++
  * frames with live objects. So the bodies check with CHECK(), which
@@ -10,11 +11,14 @@
  * in Redis its owners are other owners, as another process's would be. */
 #include <rdl.hpp>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <shared_mutex>
 #include <stdexcept>
 #include <string>
@@ -661,6 +665,18 @@ struct lost_log {
             count.fetch_add(1);
         };
     }
+
+    /* The same, too large for std::function's inline buffer (16 bytes in
+     * libstdc++, 24 in libc++): a copy of it allocates. */
+    rdl::lost_callback big_callback()
+    {
+        std::array<char, 64> pad{};
+        return [this, pad](std::error_code ec, rdl::owner_t who) {
+            reason.store(ec.value() + pad[0]);
+            owner.store(who);
+            count.fetch_add(1);
+        };
+    }
 };
 
 /* A fixed lease runs out under a std::unique_lock: the release at the end
@@ -729,6 +745,87 @@ static void test_cpp_lost_auto_renew(void **state)
     run(cpp_lost_auto_renew_body);
 }
 
+/* ---- lost holds, out of memory --------------------------------------------- */
+
+/* operator new, replaced for this program: while fail_new is set it fails
+ * with std::bad_alloc, on every thread, as it would when memory runs out.
+ * (The C library allocates with malloc: only C++ code sees it.) */
+static std::atomic<bool> fail_new{false};
+
+void *operator new(std::size_t n)
+{
+    void *p = nullptr;
+    if (!fail_new.load())
+        p = std::malloc(n != 0 ? n : 1);
+    if (p == nullptr)
+        throw std::bad_alloc();
+    return p;
+}
+void operator delete(void *p) noexcept
+{
+    std::free(p);
+}
+void operator delete(void *p, std::size_t) noexcept
+{
+    std::free(p);
+}
+
+/* A release reports a loss while memory is out: the report runs inside
+ * unlock(), noexcept, so a std::bad_alloc there would end the program
+ * (it copied the callback, a std::function too large to copy without
+ * allocating). The callback runs, once, and the program goes on. */
+static void cpp_lost_release_without_memory_body(rdlt_server *s)
+{
+    rdl::client c = connected(s);
+    rdl::mutex m(c, "cpp:lost:nomem", 200ms);
+    lost_log log;
+    m.on_lost(log.big_callback());
+    m.lock();
+    std::this_thread::sleep_for(400ms); /* the lease runs out */
+    fail_new.store(true);
+    m.unlock();
+    fail_new.store(false);
+    CHECK(log.count.load() == 1);
+    CHECK(log.reason.load() == RDL_ELOST);
+    CHECK(m.last_error() == RDL_ELOST);
+}
+static void test_cpp_lost_release_without_memory(void **state)
+{
+    (void)state;
+    run(cpp_lost_release_without_memory_body);
+}
+
+/* The watchdog reports a loss while memory is out: the report runs in the
+ * C lost callback, on the loop thread, where a std::bad_alloc would end
+ * the program (it recorded the owner in a vector that had to grow). The
+ * callback runs once, and the release that follows, which fails with
+ * RDL_ELOST, does not report the loss again. */
+static void cpp_lost_watchdog_without_memory_body(rdlt_server *s)
+{
+    rdl::options opts;
+    opts.watchdog_lease = 300ms;
+    rdl::client c = connected(s, opts);
+    rdl::mutex m(c, "cpp:lost:nomem:auto", rdl::lease::auto_renew);
+    lost_log log;
+    m.on_lost(log.big_callback());
+    m.lock();
+    fail_new.store(true);
+    freeReplyObject(rdlt_cmd(s, "DEL rdl:lock:{cpp:lost:nomem:auto}"));
+    const bool reported = wait_for(log.count, 2000ms);
+    fail_new.store(false);
+    CHECK(reported);
+    CHECK(log.reason.load() == RDL_ELOST);
+    m.unlock();
+    CHECK(m.last_error() == RDL_ELOST);
+    std::this_thread::sleep_for(300ms);
+    CHECK(log.count.load() == 1);
+}
+static void test_cpp_lost_watchdog_without_memory(void **state)
+{
+    (void)state;
+    run(cpp_lost_watchdog_without_memory_body);
+}
+
 /* rdl::counting_semaphore: at most `permits` holders across clients,
  * std::counting_semaphore's calls, std::lock_guard for one permit, the
  * stored total, release of several, errors. */
@@ -776,13 +873,21 @@ static void test_cpp_semaphore(void **state)
 }
 
 static const struct CMUnitTest tests[] = {
-    RDLT_TEST(test_cpp_error_category),  RDLT_TEST(test_cpp_connect_refused),
-    RDLT_TEST(test_cpp_lock_errors),     RDLT_TEST(test_cpp_lock_guard),
-    RDLT_TEST(test_cpp_unique_lock),     RDLT_TEST(test_cpp_timeouts),
-    RDLT_TEST(test_cpp_shared_lock),     RDLT_TEST(test_cpp_semaphore),
-    RDLT_TEST(test_cpp_scoped_lock),     RDLT_TEST(test_cpp_move),
-    RDLT_TEST(test_cpp_handoff),         RDLT_TEST(test_cpp_lost_fixed_lease),
+    RDLT_TEST(test_cpp_error_category),
+    RDLT_TEST(test_cpp_connect_refused),
+    RDLT_TEST(test_cpp_lock_errors),
+    RDLT_TEST(test_cpp_lock_guard),
+    RDLT_TEST(test_cpp_unique_lock),
+    RDLT_TEST(test_cpp_timeouts),
+    RDLT_TEST(test_cpp_shared_lock),
+    RDLT_TEST(test_cpp_semaphore),
+    RDLT_TEST(test_cpp_scoped_lock),
+    RDLT_TEST(test_cpp_move),
+    RDLT_TEST(test_cpp_handoff),
+    RDLT_TEST(test_cpp_lost_fixed_lease),
     RDLT_TEST(test_cpp_lost_auto_renew),
+    RDLT_TEST(test_cpp_lost_release_without_memory),
+    RDLT_TEST(test_cpp_lost_watchdog_without_memory),
 };
 
 RDLT_MAIN(tests)
