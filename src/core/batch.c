@@ -258,11 +258,14 @@ int rdl__batch_add(rdl_client_t *c, int id, int nkeys, const char **keys,
     b->slot = slot;
     b->n++;
     b->words += words;
-    rdl__conn_before_flush(cn, on_conn_flush, c);
     /* A full batch leaves as soon as the reply being handled is done with:
-     * the server starts on it while this loop makes the next. */
-    if (b->n == MAX_CALLS && send_waiting(c, 0) == 0)
-        rdl__conn_flush_soon(cn);
+     * the server starts on it while this loop makes the next. So does any
+     * batch when the connection can take no more work before its flush. */
+    if (rdl__conn_before_flush(cn, on_conn_flush, c) != 0 ||
+        b->n == MAX_CALLS) {
+        if (send_waiting(c, 0) == 0)
+            rdl__conn_flush_soon(cn);
+    }
     return 0;
 }
 
