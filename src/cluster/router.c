@@ -45,11 +45,15 @@ struct rdl__rcmd {
     char buf[];
 };
 
-static void on_reply(void *data, int status, const redisReply *r);
+static void on_reply(void *data, int status, const redisReply *r,
+                     uint64_t written_ms);
 
-static void complete(rdl__rcmd *rc, int status, const redisReply *r)
+/* written_ms: when the answered command was written (0: it never left, or
+ * a later send's answer says it did not run). */
+static void complete(rdl__rcmd *rc, int status, const redisReply *r,
+                     uint64_t written_ms)
 {
-    rc->fn(rc->data, status, r);
+    rc->fn(rc->data, status, r, written_ms);
     rdl__free(rc);
 }
 
@@ -105,7 +109,7 @@ static void delay(rdl__rcmd *rc, int status)
     int shift = rc->retries < RETRY_MAX_SHIFT ? rc->retries : RETRY_MAX_SHIFT;
     uint64_t wait = (uint64_t)RETRY_BASE_MS << shift;
     if (now + wait > rc->deadline) {
-        complete(rc, final_status(rc, status), NULL);
+        complete(rc, final_status(rc, status), NULL, 0);
         return;
     }
     rc->retries++;
@@ -147,7 +151,7 @@ static void resubmit(rdl__rcmd *rc)
 {
     int status = submit(rc);
     if (status != 0)
-        complete(rc, status, NULL);
+        complete(rc, status, NULL, 0);
 }
 
 /* MOVED or ASK: follow it within the budget. */
@@ -162,7 +166,7 @@ static void redirect(rdl__rcmd *rc, int status, const redisReply *r)
     if (!rdl__reply_redirect(r, &slot, host, sizeof(host), &port)) {
         rdl__errmsg_set(cl->c, "malformed redirect from %s:%d: %.200s",
                         rc->sent_to->host, rc->sent_to->port, r->str);
-        complete(rc, RDL_EPROTO, NULL);
+        complete(rc, RDL_EPROTO, NULL, 0);
         return;
     }
     RDL__STAT_INC(cl->c, redirects);
@@ -170,12 +174,12 @@ static void redirect(rdl__rcmd *rc, int status, const redisReply *r)
         rdl__errmsg_set(cl->c,
                         "slot %u: %d redirects followed; the last: %.200s",
                         rc->slot, RDL__REDIRECT_BUDGET, r->str);
-        complete(rc, RDL_EREDIRECT, NULL);
+        complete(rc, RDL_EREDIRECT, NULL, 0);
         return;
     }
     n = rdl__node_get(cl, host[0] != '\0' ? host : rc->sent_to->host, port);
     if (n == NULL) {
-        complete(rc, RDL_ENOMEM, NULL);
+        complete(rc, RDL_ENOMEM, NULL, 0);
         return;
     }
     if (status == RDL__EMOVED) {
@@ -187,10 +191,12 @@ static void redirect(rdl__rcmd *rc, int status, const redisReply *r)
     resubmit(rc);
 }
 
-static void on_reply(void *data, int status, const redisReply *r)
+static void on_reply(void *data, int status, const redisReply *r,
+                     uint64_t written_ms)
 {
     rdl__rcmd *rc = data;
     rdl__cluster *cl = rc->cl;
+    (void)written_ms;
 
     rc->ask = NULL;
     if (cl->closing) {
@@ -198,7 +204,7 @@ static void on_reply(void *data, int status, const redisReply *r)
         if (status == RDL__EMOVED || status == RDL__EASK ||
             status == RDL__ETRYAGAIN || status == RDL__ELOADING)
             status = RDL_ECLOSED;
-        complete(rc, status, r);
+        complete(rc, status, r, written_ms);
         return;
     }
     switch (status) {
@@ -230,7 +236,7 @@ static void on_reply(void *data, int status, const redisReply *r)
     default:
         break;
     }
-    complete(rc, status, r);
+    complete(rc, status, r, written_ms);
 }
 
 void rdl__cluster_retry_timer(uv_timer_t *t)
@@ -289,6 +295,6 @@ void rdl__cluster_fail_delayed(rdl__cluster *cl)
         rdl__rcmd *rc =
             RDL_CONTAINER_OF(rdl__queue_head(&cl->delayed), rdl__rcmd, qnode);
         rdl__queue_remove(&rc->qnode);
-        complete(rc, RDL_ECLOSED, NULL);
+        complete(rc, RDL_ECLOSED, NULL, 0);
     }
 }

@@ -289,21 +289,25 @@ static void end_round(rdl__cluster *cl, int status)
     }
 }
 
-static void on_command_info(void *data, int status, const redisReply *r)
+static void on_command_info(void *data, int status, const redisReply *r,
+                            uint64_t written_ms)
 {
     rdl__cluster *cl = data;
+    (void)written_ms;
     /* [nil] when the command does not exist, [[...]] when it does. */
     if (status == 0 && r != NULL && r->type == REDIS_REPLY_ARRAY &&
         r->elements == 1 && r->element[0]->type == REDIS_REPLY_ARRAY)
         cl->sharded = 1;
 }
 
-static void on_slots(void *data, int status, const redisReply *r)
+static void on_slots(void *data, int status, const redisReply *r,
+                     uint64_t written_ms)
 {
     probe *p = data;
     rdl__cluster *cl = p->cl;
     rdl__node *n = p->node;
     unsigned gen = p->gen;
+    (void)written_ms;
     rdl__free(p);
     if (cl->closing || gen != cl->probe_gen)
         return; /* a stale answer: the round moved on */

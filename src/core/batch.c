@@ -76,7 +76,8 @@ static item *item_new(int id, int nkeys, const char **keys, int nargs,
 
 /* Hands one call its reply: the element of the batch's reply, or the
  * whole command's failure. */
-static void answer(rdl_client_t *c, item *it, int status, const redisReply *r)
+static void answer(rdl_client_t *c, item *it, int status, const redisReply *r,
+                   uint64_t written_ms)
 {
     if (status == 0 && r != NULL && r->type == REDIS_REPLY_ERROR) {
         status = rdl__reply_code(r);
@@ -84,7 +85,7 @@ static void answer(rdl_client_t *c, item *it, int status, const redisReply *r)
             status = RDL_ESERVER;
         rdl__errmsg_set(c, "%s: %.200s", rdl__scripts[it->id].name, r->str);
     }
-    it->fn(it->data, status, r);
+    it->fn(it->data, status, r, written_ms);
 }
 
 /* Each call gets its own element of the reply: a call's odd reply (a nil)
@@ -93,11 +94,13 @@ static void answer(rdl_client_t *c, item *it, int status, const redisReply *r)
  * array end early (a Lua array ends at its first nil), the elements it has
  * still answer their calls, grants included: only the calls past its end
  * fail. A failure of the whole command reaches every call. */
-static void on_group_reply(void *data, int status, const redisReply *r)
+static void on_group_reply(void *data, int status, const redisReply *r,
+                           uint64_t written_ms)
 {
     group *g = data;
     unsigned i;
     size_t have = 0; /* elements that answer calls, from the first */
+    (void)written_ms;
     if (status == 0 &&
         (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements > g->n)) {
         rdl__errmsg_set(g->c, "batch: unexpected reply");
@@ -107,13 +110,13 @@ static void on_group_reply(void *data, int status, const redisReply *r)
         have = r->elements;
     for (i = 0; i < g->n; i++) {
         if (i < have) {
-            answer(g->c, g->calls[i], 0, r->element[i]);
+            answer(g->c, g->calls[i], 0, r->element[i], written_ms);
         } else if (status != 0) {
-            answer(g->c, g->calls[i], status, r);
+            answer(g->c, g->calls[i], status, r, written_ms);
         } else {
             rdl__errmsg_set(g->c, "batch: %zu replies for %u calls", have,
                             g->n);
-            answer(g->c, g->calls[i], RDL_EPROTO, NULL);
+            answer(g->c, g->calls[i], RDL_EPROTO, NULL, written_ms);
         }
         rdl__free(g->calls[i]);
     }
@@ -203,7 +206,7 @@ static int send_waiting(rdl_client_t *c, int safe)
             return rc;
         pop(b);
         if (rc != 0)
-            it->fn(it->data, rc, NULL);
+            it->fn(it->data, rc, NULL, 0);
         rdl__free(it);
     }
     return 0;
@@ -277,7 +280,7 @@ void rdl__batch_close(rdl_client_t *c)
     b->closed = 1;
     while (b->n > 0) {
         item *it = pop(b);
-        it->fn(it->data, RDL_ECLOSED, NULL);
+        it->fn(it->data, RDL_ECLOSED, NULL, 0);
         rdl__free(it);
     }
     /* Kept (closed) until the client is freed: a callback run above or

@@ -90,8 +90,6 @@ struct rdl_client_s {
     struct rdl__watchdog *wd; /* src/watchdog; created by the first hold */
     uint64_t seq;             /* request ids; loop thread only */
     int flushing;             /* conn.c: connection flushes running */
-    uint64_t written_ms;      /* conn.c: while a reply callback runs, when its
-                                 command was written (0: never) */
     rdl_event_cb event_cb;    /* events.c; loop thread once running */
     void *event_data;
     rdl_client_stats_t stats;

@@ -179,22 +179,14 @@ static cmd *pop(rdl__queue *q)
     return RDL_CONTAINER_OF(n, cmd, node);
 }
 
-/* Runs a command's callback. While it runs, rdl__conn_written_ms() tells
- * when the command was written (kept across callbacks run inside it). */
+/* Runs a command's callback, with when the command was written. */
 static void finish(cmd *k, rdl_client_t *c, int status, const redisReply *r)
 {
-    uint64_t outer = c->written_ms;
-    c->written_ms = k->written;
+    (void)c;
     if (k->fn != NULL)
-        k->fn(k->data, status, r);
-    c->written_ms = outer;
+        k->fn(k->data, status, r, k->written);
     rdl__free(k->buf);
     rdl__free(k);
-}
-
-uint64_t rdl__conn_written_ms(const rdl_client_t *c)
-{
-    return c->written_ms;
 }
 
 static void fail_queue(rdl__conn *cn, rdl__queue *q, int status)
@@ -770,9 +762,11 @@ static void on_ready(rdl__conn *cn)
         cn->ev->ready(cn, cn->data);
 }
 
-static void on_handshake_reply(void *data, int status, const redisReply *r)
+static void on_handshake_reply(void *data, int status, const redisReply *r,
+                               uint64_t written_ms)
 {
     rdl__conn *cn = data;
+    (void)written_ms;
     if (status != 0) {
         char why[200];
         snprintf(why, sizeof(why), "handshake refused: %.150s",
@@ -788,9 +782,11 @@ static void on_handshake_reply(void *data, int status, const redisReply *r)
  * proxy that does not know the command (a plain error) is no reason to
  * fail; NOAUTH still is (it is how a server that wants a password says
  * so when none was sent). */
-static void on_name_reply(void *data, int status, const redisReply *r)
+static void on_name_reply(void *data, int status, const redisReply *r,
+                          uint64_t written_ms)
 {
-    on_handshake_reply(data, status == RDL_ESERVER ? 0 : status, r);
+    on_handshake_reply(data, status == RDL_ESERVER ? 0 : status, r,
+                       written_ms);
 }
 
 static int handshake_cmd(rdl__conn *cn, int argc, const char **argv,
@@ -1145,9 +1141,11 @@ static void confirm_done(rdl__conn *cn, int status, long long acked)
         confirm_launch(cn);
 }
 
-static void on_confirm_wait(void *data, int status, const redisReply *r)
+static void on_confirm_wait(void *data, int status, const redisReply *r,
+                            uint64_t written_ms)
 {
     rdl__conn *cn = data;
+    (void)written_ms;
     long long acked = 0;
     if (status == 0 && r->type == REDIS_REPLY_INTEGER)
         acked = r->integer;
@@ -1188,9 +1186,11 @@ void rdl__conn_note_replicas(rdl__conn *cn, long long n)
  * what it knows of this master (cluster: the replicas in the slot table;
  * Sentinel: the replicas the sentinels see up, asked again after a switch
  * and from time to time, never a count from before the switch). */
-static void on_confirm_role(void *data, int status, const redisReply *r)
+static void on_confirm_role(void *data, int status, const redisReply *r,
+                            uint64_t written_ms)
 {
     rdl__conn *cn = data;
+    (void)written_ms;
     long long n = status == 0 ? rdl__reply_role_replicas(r) : 0;
     if (status == 0 && n < 0)
         status = RDL_EREADONLY; /* not a master any more */

@@ -21,9 +21,16 @@ typedef struct rdl__conn rdl__conn;
  * failure without reply (reply NULL): RDL_ECONNLOST (written, no reply:
  * outcome unknown), RDL_ECMDTIMEOUT (outcome unknown), RDL_ECONNREFUSED
  * (never written: not connected within the command timeout), RDL_ECLOSED.
- * The reply is valid only during the call. Called exactly once per
- * successful rdl__conn_send(), never from inside it. */
-typedef void (*rdl__reply_fn)(void *data, int status, const redisReply *r);
+ * The reply is valid only during the call. written_ms: when the command
+ * answered was written (monotonic ms, as rdl__now_ms()), the earliest the
+ * server can have run it; 0 if it never left (it failed waiting for a
+ * connection, or the client closed first). A command that waited for a
+ * connection (a reconnect, a failover) is stamped when it left, not when
+ * it was made; one that a router sent again is stamped by the send that
+ * was answered. Called exactly once per successful rdl__conn_send(), never
+ * from inside it. */
+typedef void (*rdl__reply_fn)(void *data, int status, const redisReply *r,
+                              uint64_t written_ms);
 
 typedef enum { RDL__CONN_CMD, RDL__CONN_SUB } rdl__conn_role;
 
@@ -79,13 +86,6 @@ int rdl__conn_before_flush(rdl__conn *cn, void (*fn)(void *data), void *data);
  * handling now is done with (between two replies of one read), instead of
  * at the end of the loop iteration; no-op when nothing waits. */
 void rdl__conn_flush_soon(rdl__conn *cn);
-/* Inside a reply callback (rdl__reply_fn) of any connection of client c:
- * when the command answered was written (monotonic ms, as rdl__now_ms()),
- * the earliest the server can have run it; 0 if it never left (it failed
- * waiting for a connection, or the client closed first). A command that
- * waited for a connection (a reconnect, a failover) is stamped when it
- * left, not when it was made. */
-uint64_t rdl__conn_written_ms(const rdl_client_t *c);
 
 /* Confirmation that the client's durability setting is met: that many
  * replicas (RDL_REPLICAS_ALL: every replica the server has lately had,

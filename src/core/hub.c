@@ -207,10 +207,12 @@ static void recap_target(entry *e, const char *owner, size_t len, int64_t ms)
 
 /* ---- subscriber connection ------------------------------------------------ */
 
-static void on_subscribed(void *data, int status, const redisReply *r)
+static void on_subscribed(void *data, int status, const redisReply *r,
+                          uint64_t written_ms)
 {
     entry *e = data;
     rdl_client_t *c = e->hub->c;
+    (void)written_ms;
     (void)r;
     if (e->hub->freed)
         return;
@@ -227,9 +229,11 @@ static void on_subscribed(void *data, int status, const redisReply *r)
     wake_all(e, RDL__WAKE_SUBSCRIBED);
 }
 
-static void on_unsubscribed(void *data, int status, const redisReply *r)
+static void on_unsubscribed(void *data, int status, const redisReply *r,
+                            uint64_t written_ms)
 {
     entry *e = data;
+    (void)written_ms;
     (void)status;
     (void)r;
     if (e->hub->freed)
@@ -246,7 +250,7 @@ static void send_channel_cmd(entry *e, const char *verb, rdl__reply_fn fn)
     const char *argv[2] = {verb, e->channel};
     size_t lens[2] = {strlen(verb), e->len};
     if (e->sub == NULL || rdl__conn_sendv(e->sub, 2, argv, lens, fn, e) != 0)
-        fn(e, RDL_ENOMEM, NULL);
+        fn(e, RDL_ENOMEM, NULL, 0);
 }
 
 /* 1 if channels are sharded (SSUBSCRIBE), matching the release scripts'

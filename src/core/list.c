@@ -61,8 +61,10 @@ typedef struct entry {
 
 /* ---- the loop thread ---------------------------------------------------- */
 
-static void on_scan(void *data, int status, const redisReply *r);
-static void on_time(void *data, int status, const redisReply *r);
+static void on_scan(void *data, int status, const redisReply *r,
+                    uint64_t written_ms);
+static void on_time(void *data, int status, const redisReply *r,
+                    uint64_t written_ms);
 
 static int send_argv(list_call *k, int argc, const char **argv,
                      rdl__reply_fn fn)
@@ -142,8 +144,10 @@ static int scan_reply_ok(const redisReply *r, size_t cursor_max)
     return 1;
 }
 
-static void on_scan(void *data, int status, const redisReply *r)
+static void on_scan(void *data, int status, const redisReply *r,
+                    uint64_t written_ms)
 {
+    (void)written_ms;
     static const char *time_argv[1] = {"TIME"};
     list_call *k = data;
     size_t i;
@@ -170,9 +174,11 @@ static void on_scan(void *data, int status, const redisReply *r)
         finish(k, status, "SCAN", NULL);
 }
 
-static void on_time(void *data, int status, const redisReply *r)
+static void on_time(void *data, int status, const redisReply *r,
+                    uint64_t written_ms)
 {
     list_call *k = data;
+    (void)written_ms;
     if (status != 0 && r == NULL) {
         finish(k, status, "TIME", NULL);
         return;

@@ -36,7 +36,8 @@ typedef struct call {
     char cmd[];    /* the encoded EVALSHA, then the key */
 } call;
 
-static void on_reply(void *data, int status, const redisReply *r);
+static void on_reply(void *data, int status, const redisReply *r,
+                     uint64_t written_ms);
 
 /* The address of the node that serves k's key, for messages. */
 static const char *addr_of(const call *k)
@@ -69,10 +70,12 @@ static int send_eval(call *k)
     return rc;
 }
 
-static void on_reply(void *data, int status, const redisReply *r)
+static void on_reply(void *data, int status, const redisReply *r,
+                     uint64_t written_ms)
 {
     call *k = data;
     const rdl__script *s = &rdl__scripts[k->id];
+    (void)written_ms;
     if (status == RDL__ENOSCRIPT && !k->retried) {
         k->retried = 1;
         RDL__STAT_INC(k->c, script_loads);
@@ -87,7 +90,7 @@ static void on_reply(void *data, int status, const redisReply *r)
     } else if (status < 0 && r != NULL && r->type == REDIS_REPLY_ERROR) {
         rdl__errmsg_set(k->c, "%s on %s: %.200s", s->name, addr_of(k), r->str);
     }
-    k->fn(k->data, status, r);
+    k->fn(k->data, status, r, written_ms);
     rdl__free(k);
 }
 

@@ -128,12 +128,14 @@ static void sleep_until_woken(latch_wait *op, int64_t pttl_ms)
     uv_timer_start(&op->timer, on_timer, sleep_ms > 0 ? sleep_ms : 1, 0);
 }
 
-static void on_check(void *data, int status, const redisReply *r)
+static void on_check(void *data, int status, const redisReply *r,
+                     uint64_t written_ms)
 {
     latch_wait *op = data;
     uint64_t count = 0, now = rdl__now_ms();
     int64_t pttl = -1;
     int budget = now < op->deadline && !op->one_try;
+    (void)written_ms;
 
     op->inflight = 0;
     if (status == 0)

@@ -70,7 +70,8 @@ int rdl__latch_send_count(rdl_latch_t *l, rdl__reply_fn fn, void *data)
                            data);
 }
 
-static void on_reply(void *data, int status, const redisReply *r);
+static void on_reply(void *data, int status, const redisReply *r,
+                     uint64_t written_ms);
 
 static int send_call(latch_call *k)
 {
@@ -109,10 +110,12 @@ static void start(rdl__sync *s)
             s, k->unknown > 0 && k->op != OP_COUNT ? k->unknown_status : rc);
 }
 
-static void on_reply(void *data, int status, const redisReply *r)
+static void on_reply(void *data, int status, const redisReply *r,
+                     uint64_t written_ms)
 {
     latch_call *k = data;
     rdl_latch_t *l = k->l;
+    (void)written_ms;
     long long flag = 0;
     uint64_t count = 0;
     int64_t pttl;

@@ -267,10 +267,11 @@ static int given_back_late(rdl__acquire *op, uint32_t count)
     return 1;
 }
 
-static void try_answered(rdl__acquire *op, int status, const redisReply *r)
+static void try_answered(rdl__acquire *op, int status, const redisReply *r,
+                         uint64_t written)
 {
     rdl_lock_t *lock = op->lock;
-    uint64_t now, written = rdl__conn_written_ms(op->c);
+    uint64_t now;
     rdl__try res;
 
     memset(&res, 0, sizeof(res));
@@ -356,11 +357,12 @@ static void try_answered(rdl__acquire *op, int status, const redisReply *r)
         wait_for_release(op, res.pttl_ms);
 }
 
-static void on_try(void *data, int status, const redisReply *r)
+static void on_try(void *data, int status, const redisReply *r,
+                   uint64_t written_ms)
 {
     rdl__acquire *op = data;
     if (!answered(op))
-        try_answered(op, status, r);
+        try_answered(op, status, r, written_ms);
     unref(op);
 }
 

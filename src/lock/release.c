@@ -7,7 +7,8 @@
 #include "lock_int.h"
 
 static void send_release(rdl__release *op);
-static void on_release(void *data, int status, const redisReply *r);
+static void on_release(void *data, int status, const redisReply *r,
+                       uint64_t written_ms);
 
 /* Runs the kind's release script. ARGV, the same for every kind: owner,
  * request id, publish command, channel, fence retention, applied-set
@@ -65,12 +66,14 @@ static void complete(rdl__release *op, int status)
     rdl__free(op);
 }
 
-static void on_release(void *data, int status, const redisReply *r)
+static void on_release(void *data, int status, const redisReply *r,
+                       uint64_t written_ms)
 {
     rdl__release *op = data;
     rdl_lock_t *lock = op->lock;
     uint32_t remaining = 0;
     uint64_t since = 0, token = 0;
+    (void)written_ms;
 
     if (status == 0)
         status = lock->kind->parse_release(r, &remaining);
@@ -121,7 +124,7 @@ static void send_release(rdl__release *op)
 {
     int rc = send_script(op);
     if (rc != 0)
-        on_release(op, rc, NULL); /* settles the hold as any failure does */
+        on_release(op, rc, NULL, 0); /* settles the hold as any failure does */
 }
 
 static int cancel(rdl__op *op)

@@ -55,8 +55,10 @@ static int call(rdl_lock_t *lock, lock_call *k, void (*start)(rdl__sync *))
 /* Force release and info are single script calls; an unknown outcome is
  * retried (both are safe to repeat). */
 
-static void on_force(void *data, int status, const redisReply *r);
-static void on_info(void *data, int status, const redisReply *r);
+static void on_force(void *data, int status, const redisReply *r,
+                     uint64_t written_ms);
+static void on_info(void *data, int status, const redisReply *r,
+                    uint64_t written_ms);
 
 const char *rdl__lock_key(const rdl_lock_t *lock, int role)
 {
@@ -117,9 +119,11 @@ static void start_force(rdl__sync *s)
         rdl__sync_done(s, k->unknown > 0 ? RDL_ECONNLOST : rc);
 }
 
-static void on_force(void *data, int status, const redisReply *r)
+static void on_force(void *data, int status, const redisReply *r,
+                     uint64_t written_ms)
 {
     lock_call *k = data;
+    (void)written_ms;
     /* The same request id: the script answers a retry of an applied force
      * release as it answered the first, and frees nothing more. */
     if (rdl__outcome_unknown(status) && k->unknown < RDL__UNKNOWN_RETRIES &&
@@ -149,9 +153,11 @@ static void start_info(rdl__sync *s)
         rdl__sync_done(s, rc);
 }
 
-static void on_info(void *data, int status, const redisReply *r)
+static void on_info(void *data, int status, const redisReply *r,
+                    uint64_t written_ms)
 {
     lock_call *k = data;
+    (void)written_ms;
     if (rdl__outcome_unknown(status) && k->unknown++ < RDL__UNKNOWN_RETRIES) {
         start_info(&k->sync);
         return;

@@ -50,10 +50,12 @@ int rdl__lock_set_eligible(rdl_lock_t *const *locks, size_t n)
 
 static void send_set_try(rdl__sync *s);
 
-static void on_set_try(void *data, int status, const redisReply *r)
+static void on_set_try(void *data, int status, const redisReply *r,
+                       uint64_t written_ms)
 {
     set_try *t = data;
     size_t i;
+    (void)written_ms;
 
     if (rdl__outcome_unknown(status) && t->unknown++ < RDL__UNKNOWN_RETRIES) {
         send_set_try(&t->sync); /* same request id: applied once */

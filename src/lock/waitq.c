@@ -85,9 +85,11 @@ static void left(leave_call *k)
     rdl__free(k);
 }
 
-static void on_left(void *data, int status, const redisReply *r)
+static void on_left(void *data, int status, const redisReply *r,
+                    uint64_t written_ms)
 {
     leave_call *k = data;
+    (void)written_ms;
     (void)r;
     if (rdl__outcome_unknown(status) && k->unknown < RDL__UNKNOWN_RETRIES) {
         k->unknown++;

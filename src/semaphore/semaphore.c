@@ -111,7 +111,8 @@ typedef struct set_call {
     int unknown_status; /* the last of them */
 } set_call;
 
-static void on_set(void *data, int status, const redisReply *r);
+static void on_set(void *data, int status, const redisReply *r,
+                   uint64_t written_ms);
 
 /* ARGV: total, publish command, channel, retention, request id, applied-set
  * window (scripts/sem_set.lua). */
@@ -138,9 +139,11 @@ static void start_set(rdl__sync *s)
         rdl__sync_done(s, k->unknown > 0 ? k->unknown_status : rc);
 }
 
-static void on_set(void *data, int status, const redisReply *r)
+static void on_set(void *data, int status, const redisReply *r,
+                   uint64_t written_ms)
 {
     set_call *k = data;
+    (void)written_ms;
     if (rdl__outcome_unknown(status) && k->unknown < RDL__UNKNOWN_RETRIES &&
         rdl__retry_in_window(k->lock->c, k->first_sent)) {
         /* The same request id: a set that was applied is not applied

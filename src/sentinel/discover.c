@@ -180,19 +180,23 @@ static void round_failed(rdl__sentinel *s)
  * what the connection waits for at once; a lower one takes over when the
  * higher has not been seen for RDL__REPLICA_FORGET_MS. */
 
-static void on_replicas_addr(void *data, int status, const redisReply *r)
+static void on_replicas_addr(void *data, int status, const redisReply *r,
+                             uint64_t written_ms)
 {
     rdl__sentinel *s = data;
     char host[256];
     int port;
+    (void)written_ms;
     s->rep_named = status == 0 && s->host != NULL &&
                    rdl__reply_master_addr(r, host, sizeof(host), &port) == 1 &&
                    strcmp(host, s->host) == 0 && port == s->port;
 }
 
-static void on_replicas(void *data, int status, const redisReply *r)
+static void on_replicas(void *data, int status, const redisReply *r,
+                        uint64_t written_ms)
 {
     rdl__sentinel *s = data;
+    (void)written_ms;
     long long n;
     s->rep_asking = 0;
     if (s->closing || status != 0 || !s->rep_named ||
@@ -241,7 +245,8 @@ static void ask_replicas_if_due(rdl__sentinel *s)
 
 /* ---- the master ------------------------------------------------------------ */
 
-static void on_role(void *data, int status, const redisReply *r);
+static void on_role(void *data, int status, const redisReply *r,
+                    uint64_t written_ms);
 
 static void confirm(rdl__sentinel *s)
 {
@@ -251,10 +256,12 @@ static void confirm(rdl__sentinel *s)
         rdl__sentinel_check_in(s, RETRY_MS);
 }
 
-static void on_role(void *data, int status, const redisReply *r)
+static void on_role(void *data, int status, const redisReply *r,
+                    uint64_t written_ms)
 {
     rdl__sentinel *s = data;
     int master;
+    (void)written_ms;
     if (s->closing)
         return;
     /* A ROLE written before a switch fails with the drop; one that was not
@@ -420,12 +427,14 @@ void rdl__sentinel_close_watchers(rdl__sentinel *s)
 
 /* ---- rounds ----------------------------------------------------------------- */
 
-static void on_addr(void *data, int status, const redisReply *r)
+static void on_addr(void *data, int status, const redisReply *r,
+                    uint64_t written_ms)
 {
     rdl__sentinel *s = data;
     size_t i = (s->next + s->nsentinels - 1) % s->nsentinels;
     char host[256], why[80];
     int port, got;
+    (void)written_ms;
     long long epoch;
 
     if (s->closing)
@@ -499,9 +508,11 @@ static const rdl__conn_events ask_events = {NULL, on_sentinel_down, NULL, NULL};
 
 /* The config epoch comes first, on the same connection: the address that
  * follows is at least as new (see epoch_min). */
-static void on_epoch(void *data, int status, const redisReply *r)
+static void on_epoch(void *data, int status, const redisReply *r,
+                     uint64_t written_ms)
 {
     rdl__sentinel *s = data;
+    (void)written_ms;
     s->answer_epoch = status == 0 ? rdl__reply_sentinel_epoch(r) : -1;
 }
 

@@ -29,11 +29,14 @@ typedef struct scmd {
     char buf[];
 } scmd;
 
-static void on_reply(void *data, int status, const redisReply *r);
+static void on_reply(void *data, int status, const redisReply *r,
+                     uint64_t written_ms);
 
-static void complete(scmd *k, int status, const redisReply *r)
+/* written_ms: when the answered command was written (0: it never left). */
+static void complete(scmd *k, int status, const redisReply *r,
+                     uint64_t written_ms)
 {
-    k->fn(k->data, status, r);
+    k->fn(k->data, status, r, written_ms);
     rdl__free(k);
 }
 
@@ -87,17 +90,19 @@ static int submit(scmd *k)
     return rdl__conn_send(cn, k->buf, k->len, on_reply, k);
 }
 
-static void on_reply(void *data, int status, const redisReply *r)
+static void on_reply(void *data, int status, const redisReply *r,
+                     uint64_t written_ms)
 {
     scmd *k = data;
     rdl__sentinel *s = k->s;
+    (void)written_ms;
     if (status == RDL_EREADONLY && !s->closing && rdl__now_ms() < k->deadline) {
         s->confirmed = 0;
         park(k);
         rdl__sentinel_discover(s);
         return;
     }
-    complete(k, status, r);
+    complete(k, status, r, written_ms);
 }
 
 void rdl__sentinel_park_timer(uv_timer_t *t)
@@ -113,7 +118,7 @@ void rdl__sentinel_park_timer(uv_timer_t *t)
                         "no master \"%s\" confirmed within the command "
                         "timeout (%lld ms)",
                         s->master, (long long)s->c->command_ms);
-        complete(k, RDL_ECONNREFUSED, NULL);
+        complete(k, RDL_ECONNREFUSED, NULL, 0);
     }
     arm_park(s);
 }
@@ -126,7 +131,7 @@ void rdl__sentinel_flush(rdl__sentinel *s)
         int status;
         rdl__queue_remove(&k->qnode);
         if ((status = submit(k)) != 0)
-            complete(k, status, NULL);
+            complete(k, status, NULL, 0);
     }
     arm_park(s);
 }
@@ -137,7 +142,7 @@ void rdl__sentinel_fail_parked(rdl__sentinel *s, int status)
     while (!rdl__queue_empty(&s->parked)) {
         scmd *k = RDL_CONTAINER_OF(rdl__queue_head(&s->parked), scmd, qnode);
         rdl__queue_remove(&k->qnode);
-        complete(k, status, NULL);
+        complete(k, status, NULL, 0);
     }
 }
 

@@ -96,7 +96,8 @@ static void lose(rdl__watchdog *wd, rdl__wd_hold *h, int reason)
         h->done(h);
 }
 
-static void on_renewed(void *data, int status, const redisReply *r);
+static void on_renewed(void *data, int status, const redisReply *r,
+                       uint64_t written_ms);
 
 static void send_batch(wd_batch *b)
 {
@@ -121,7 +122,7 @@ static void send_batch(wd_batch *b)
     rc = rdl__script_run_line(c, rdl__client_acquire_line(c), b->script, nkeys,
                               keys, b->n + 1, args, on_renewed, b);
     if (rc != 0)
-        on_renewed(b, rc, NULL);
+        on_renewed(b, rc, NULL, 0);
 }
 
 static void renewed(wd_batch *b, int status);
@@ -143,12 +144,14 @@ static void on_confirmed(void *data, int status, long long acked,
     renewed(b, status);
 }
 
-static void on_renewed(void *data, int status, const redisReply *r)
+static void on_renewed(void *data, int status, const redisReply *r,
+                       uint64_t written_ms)
 {
     wd_batch *b = data;
     rdl_client_t *c = b->wd->c;
     rdl__conn *cn;
     int i;
+    (void)written_ms;
 
     if (status == 0 && (r == NULL || r->type != REDIS_REPLY_ARRAY ||
                         r->elements != (size_t)b->n))
