@@ -57,13 +57,18 @@ static const char *kind_name(int type, int kind)
 {
     static const char *const locks[] = {"?",     "plain",   "fair", "read",
                                         "write", "redlock", "sem"};
-    static const char *const faults[] = {"?",         "killconn",   "sigstop",
-                                         "sigkill",   "restart",    "failover",
-                                         "external",  "drop-reply", "drop-req",
-                                         "delay-sub", "delay-cmd",  "reset"};
+    static const char *const faults[] = {
+        "?",         "killconn", "sigstop",       "sigkill",    "restart",
+        "failover",  "external", "drop-reply",    "drop-req",   "delay-sub",
+        "delay-cmd", "reset",    "replica-pause", "master-kill"};
     if (type == SE_FAULT)
         return kind >= 0 && kind <= SF_LAST ? faults[kind] : "?";
     return kind >= 0 && kind <= SK_LAST ? locks[kind] : "?";
+}
+
+const char *stress_kind_name(int type, int kind)
+{
+    return kind_name(type, kind);
 }
 
 void stress_ev_format(const stress_ev *e, int64_t base_us, char *buf,

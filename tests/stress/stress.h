@@ -56,9 +56,16 @@ enum {
                         t1 + wait_ms: waits may take longer */
     SF_DELAY_CMD,    /* command replies likewise (below the command
                         timeout): waits and budgets may take longer */
-    SF_PROXY_RESET   /* every proxied connection cut: like SF_KILLCONN */
+    SF_PROXY_RESET,  /* every proxied connection cut: like SF_KILLCONN */
+    /* Sentinel deployments (durable_sentinel): */
+    SF_REPLICA_PAUSE, /* SIGSTOP of one or both replicas for 300-1500 ms,
+                         then SIGCONT: durable grants fail with
+                         RDL_ENOREPLICAS meanwhile; never data loss */
+    SF_MASTER_KILL    /* SIGKILL of the master, down until the sentinels
+                         switch, then restarted (it rejoins as a replica):
+                         data loss unless stress_params.durable */
 };
-#define SF_LAST SF_PROXY_RESET
+#define SF_LAST SF_MASTER_KILL
 
 typedef struct stress_ev {
     int32_t done;     /* 0 unused, 1 started, 2 complete (stored last) */
@@ -96,6 +103,8 @@ stress_ev *stress_hist_add(stress_hist *h);
 void stress_hist_done(stress_ev *e, int state);
 size_t stress_hist_len(const stress_hist *h);
 int64_t stress_now_us(void);
+/* A lock kind's name (SK_*), or a fault's (type SE_FAULT, SF_*). */
+const char *stress_kind_name(int type, int kind);
 /* One history line, for reports and dumps. */
 void stress_ev_format(const stress_ev *e, int64_t base_us, char *buf,
                       size_t len);
@@ -110,6 +119,11 @@ typedef struct stress_params {
     int64_t watchdog_ms;    /* the clients' watchdog lease */
     int64_t fault_ms;       /* how long a fault's effects may last after it
                                ended (longest lease + fair queue entry) */
+    int durable;            /* every grant was confirmed by the replicas
+                               (rdl_client_set_durability) that a failover
+                               promotes: SF_FAILOVER and SF_MASTER_KILL are
+                               no data loss (they excuse no overlap), only
+                               wake-ups, errors and codes near them */
 } stress_params;
 
 void stress_params_default(stress_params *p);

@@ -105,6 +105,23 @@ static unsigned check(hist *h, int prop)
     return n;
 }
 
+/* check() with stress_params.durable as given. */
+static unsigned check_durable(hist *h, int prop, int durable)
+{
+    stress_params p;
+    stress_report r;
+    unsigned n;
+    memset(&r, 0, sizeof(r));
+    stress_params_default(&p);
+    p.durable = durable;
+    n = stress_check(h->ev, h->n, &p, &r);
+    if (r.text != NULL)
+        printf("%s", r.text);
+    n = prop >= 0 ? r.count[prop] : n;
+    stress_report_free(&r);
+    return n;
+}
+
 static void test_check_clean_history(void **state)
 {
     hist h = {.n = 0};
@@ -570,6 +587,87 @@ static void test_check_sem_wakeup(void **state)
     assert_int_equal(check(&h, -1), 0);
 }
 
+/* With durable grants a failover (SENTINEL or CLUSTER FAILOVER, a killed
+ * master) promotes a replica that has every confirmed grant: it loses no
+ * data, so an overlap across it is a violation, where without durability
+ * it is excused for a told holder. Errors near it are still excused. */
+static void test_check_durable_failover(void **state)
+{
+    hist h = {.n = 0};
+    int kinds[] = {SF_FAILOVER, SF_MASTER_KILL}, i;
+    (void)state;
+    for (i = 0; i < 2; i++) {
+        h.n = 0;
+        hold(&h, SK_PLAIN, 1, 1, 0, 1, 2000, 2001, 100, RDL_ELOST);
+        hold(&h, SK_PLAIN, 2, 2, 100, 1500, 1600, 1601, 200, 0);
+        add(&h, SE_FAULT, kinds[i], 0, 0, 50, 60, 0);
+        assert_int_equal(check_durable(&h, SP_OVERLAP, 0), 0);
+        assert_int_equal(check_durable(&h, SP_OVERLAP, 1), 1);
+        /* The told release itself is excused near it (spurious-error). */
+        assert_int_equal(check_durable(&h, SP_SPURIOUS, 1), 0);
+    }
+    /* A semaphore likewise: a third permit of two across it. */
+    h.n = 0;
+    sem_hold(&h, 2, 1, 1, 0, 1, 2000, 2001, 100, RDL_ELOST);
+    sem_hold(&h, 2, 2, 2, 0, 1, 2000, 2001, 101, 0);
+    sem_hold(&h, 2, 3, 3, 100, 1500, 1600, 1601, 200, 0);
+    add(&h, SE_FAULT, SF_FAILOVER, 0, 0, 50, 60, 0);
+    assert_int_equal(check_durable(&h, SP_PERMITS, 0), 0);
+    assert_int_equal(check_durable(&h, SP_PERMITS, 1), 1);
+    /* RDL_ENOREPLICAS and a stalled wake-up near it are excused. */
+    h.n = 0;
+    add(&h, SE_ACQ, SK_FAIR, 1, 1, 100, 700, RDL_ENOREPLICAS);
+    hold(&h, SK_FAIR, 1, 2, 0, 1, 99, 100, 100, 0);
+    hold(&h, SK_FAIR, 2, 3, 50, 900, 901, 902, 200, 0);
+    assert_int_equal(check_durable(&h, SP_UNEXPECTED, 1), 1);
+    assert_int_equal(check_durable(&h, SP_WAKEUP, 1), 1);
+    add(&h, SE_FAULT, SF_MASTER_KILL, 0, 0, 500, 600, 0);
+    assert_int_equal(check_durable(&h, SP_UNEXPECTED, 1), 0);
+    assert_int_equal(check_durable(&h, SP_WAKEUP, 1), 0);
+}
+
+/* A release lost in a durable failover resurrects the hold: its owner's
+ * next grant re-enters it with the same token. Excused for the same owner
+ * across a failover when durable; a smaller token, another owner or no
+ * failover are still violations. */
+static void test_check_durable_resurrected(void **state)
+{
+    hist h = {.n = 0};
+    (void)state;
+    hold(&h, SK_FAIR, 2, 1, 0, 1, 300, 301, 100, 0);
+    hold(&h, SK_FAIR, 2, 2, 700, 701, 800, 801, 100, 0);
+    assert_int_equal(check_durable(&h, SP_TOKENS, 1), 1);
+    add(&h, SE_FAULT, SF_FAILOVER, 0, 0, 200, 5000, 0);
+    assert_int_equal(check_durable(&h, SP_TOKENS, 0), 1);
+    assert_int_equal(check_durable(&h, SP_TOKENS, 1), 0);
+    h.ev[2].token = 99;
+    assert_int_equal(check_durable(&h, SP_TOKENS, 1), 1);
+    h.ev[2].token = 100;
+    h.ev[2].owner = h.ev[3].owner = 3;
+    assert_int_equal(check_durable(&h, SP_TOKENS, 1), 1);
+}
+
+/* Paused replicas: durable grants fail with RDL_ENOREPLICAS near it (an
+ * unexpected code anywhere else), and it never loses data, durable or
+ * not. */
+static void test_check_replica_pause(void **state)
+{
+    hist h = {.n = 0};
+    (void)state;
+    add(&h, SE_ACQ, SK_PLAIN, 1, 1, 100, 700, RDL_ENOREPLICAS);
+    assert_int_equal(check_durable(&h, SP_UNEXPECTED, 1), 1);
+    add(&h, SE_FAULT, SF_REPLICA_PAUSE, 0, 0, 50, 400, 0);
+    assert_int_equal(check_durable(&h, SP_UNEXPECTED, 1), 0);
+
+    h.n = 0;
+    hold(&h, SK_PLAIN, 1, 1, 0, 1, 2000, 2001, 100, RDL_ELOST);
+    hold(&h, SK_PLAIN, 2, 2, 100, 1500, 1600, 1601, 200, 0);
+    add(&h, SE_FAULT, SF_REPLICA_PAUSE, 0, 0, 50, 60, 0);
+    assert_int_equal(check_durable(&h, SP_OVERLAP, 0), 1);
+    assert_int_equal(check_durable(&h, SP_OVERLAP, 1), 1);
+    assert_int_equal(check_durable(&h, SP_SPURIOUS, 1), 0);
+}
+
 static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_check_clean_history),
     RDLT_TEST(test_check_overlap),
@@ -593,6 +691,9 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_check_sem_excuses),
     RDLT_TEST(test_check_sem_tokens),
     RDLT_TEST(test_check_sem_wakeup),
+    RDLT_TEST(test_check_durable_failover),
+    RDLT_TEST(test_check_durable_resurrected),
+    RDLT_TEST(test_check_replica_pause),
 };
 
 RDLT_MAIN(tests)

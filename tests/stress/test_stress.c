@@ -65,10 +65,17 @@ typedef struct profile {
     int w_plain, w_fair, w_read, w_write, w_multi, w_red, w_sem;
     unsigned faults; /* 1u << SF_* */
     int cluster;
-    int forever; /* percent of waits without a budget */
-    int proxied; /* clients per process through the fault proxy (hooks) */
-    int deck;    /* fault kinds drawn like cards (each once before any one
-                    twice), a tick every 1-2.5 s: a fixed seed sees them all */
+    int forever;  /* percent of waits without a budget */
+    int proxied;  /* clients per process through the fault proxy (hooks) */
+    int deck;     /* fault kinds drawn like cards (each once before any one
+                     twice), a tick every 1-2.5 s: a fixed seed sees them all */
+    int sentinel; /* the Sentinel fixture (a master, 2 replicas, 3
+                     sentinels), clients on its sentinel URL */
+    int tls;      /* one TLS server (a throwaway PKI), clients on rediss:// */
+    int replicas; /* rdl_client_set_durability(): 0 off, n or
+                     RDL_REPLICAS_ALL (with durable_ms); the checker then
+                     takes failovers for no data loss */
+    int durable_ms;
 } profile;
 
 /* What every process needs, and what they share (ctl lives in a shared
@@ -86,6 +93,7 @@ typedef struct run {
     char url[512];
     char via_url[512]; /* hooks.url's, for the first p.proxied clients */
     char red_url[RED_SERVERS][128];
+    char ca[300]; /* profile.tls: the CA file the clients trust */
     stress_hist hist;
     ctl *ctl;
     unsigned deck[SF_LAST + 1]; /* profile.deck: the kinds not drawn yet */
@@ -453,15 +461,25 @@ static void *worker_main(void *arg)
 
 /* ---- processes ---------------------------------------------------------------- */
 
-static int connect_client(const char *url, rdl_client_t **out)
+/* A client of `url`; durability and TLS as the profile says (not for the
+ * RedLock servers: durable = 0). */
+static int connect_client(const run *r, const char *url, int durable,
+                          rdl_client_t **out)
 {
     rdl_client_t *c = NULL;
+    rdl_tls_options_t tls;
     int rc;
     *out = NULL;
+    memset(&tls, 0, sizeof(tls));
+    tls.ca_file = r->ca;
     if ((rc = rdl_client_new(&c)) != 0 ||
         (rc = rdl_client_set_url(c, url)) != 0 ||
         (rc = rdl_client_set_timeouts_ms(c, 2000, CMD_TIMEOUT_MS)) != 0 ||
         (rc = rdl_client_set_watchdog_ms(c, WATCHDOG_MS)) != 0 ||
+        (durable && r->p.replicas != 0 &&
+         (rc = rdl_client_set_durability(c, r->p.replicas, r->p.durable_ms)) !=
+             0) ||
+        (r->ca[0] != '\0' && (rc = rdl_client_set_tls(c, &tls)) != 0) ||
         (rc = rdl_client_connect(c)) != 0) {
         fprintf(stderr, "stress: connect %s: %s: %s\n", url, rdl_err_name(rc),
                 c != NULL ? rdl_client_errmsg(c) : "");
@@ -502,10 +520,10 @@ static int proc_setup(run *r, int id, proc **out)
     pr->nclients = r->p.clients;
     for (c = 0; c < pr->nclients && rc == 0; c++)
         rc = connect_client(
-            c < r->p.proxied && r->via_url[0] != '\0' ? r->via_url : r->url,
-            &pr->cl[c]);
+            r, c < r->p.proxied && r->via_url[0] != '\0' ? r->via_url : r->url,
+            1, &pr->cl[c]);
     for (c = 0; c < RED_SERVERS && rc == 0 && r->p.w_red > 0; c++)
-        rc = connect_client(r->red_url[c], &pr->red[c]);
+        rc = connect_client(r, r->red_url[c], 0, &pr->red[c]);
     for (c = 0; c < pr->nclients && rc == 0; c++)
         for (n = 0; n < r->p.names && rc == 0; n++) {
             char name[12];
@@ -583,8 +601,9 @@ static int child_main(void *arg, int fd)
 /* ---- the run ------------------------------------------------------------------ */
 
 typedef struct servers {
-    rdlt_server *main;
+    rdlt_server *main; /* with a sentinel: the master the sentinels name */
     rdlt_cluster *cluster;
+    rdlt_sentinel *sentinel;
     rdlt_server *red[RED_SERVERS];
 } servers;
 
@@ -612,6 +631,8 @@ static void add_fault(run *r, int kind, int who, int64_t t0, int64_t t1,
 
 static rdlt_server *any_node(servers *sv, uint64_t *rng)
 {
+    if (sv->sentinel != NULL)
+        return rdlt_sentinel_master(sv->sentinel);
     if (sv->cluster == NULL)
         return sv->main;
     for (;;) {
@@ -666,11 +687,47 @@ static void inject(run *r, servers *sv, rdlt_child **kids, uint64_t *rng)
             r->ctl->dead[id] = 1;
             rdlt_child_signal(kids[id], SIGKILL);
         }
-    } else if (k == SF_RESTART && sv->cluster == NULL) {
+    } else if (k == SF_RESTART && sv->main != NULL) {
         rdlt_server_signal(sv->main, SIGKILL);
         sleep_us(rnd_in(rng, 50, 500) * 1000);
         rdlt_server_restart(sv->main);
         add_fault(r, SF_RESTART, -1, t0, stress_now_us(), "restart", 0);
+    } else if (k == SF_FAILOVER && sv->sentinel != NULL) {
+        /* SENTINEL FAILOVER: coordinated, the old master rejoins as a
+         * replica; the fault lasts until both replicas are in sync. */
+        (void)rdlt_sentinel_failover(sv->sentinel);
+        rdlt_sentinel_wait_synced(sv->sentinel, 30000);
+        add_fault(r, SF_FAILOVER, -1, t0, stress_now_us(), "sentinel", 0);
+    } else if (k == SF_REPLICA_PAUSE && sv->sentinel != NULL) {
+        rdlt_server *m = rdlt_sentinel_master(sv->sentinel), *rs[2];
+        int64_t ms = rnd_in(rng, 300, 1500);
+        int i, n = 0, both = (int)rnd_in(rng, 0, 1), skip;
+        char note[12];
+        for (i = 0; i < RDLT_SENTINEL_DATA; i++)
+            if (rdlt_sentinel_data(sv->sentinel, i) != m && n < 2)
+                rs[n++] = rdlt_sentinel_data(sv->sentinel, i);
+        skip = both || n < 2 ? -1 : (int)rnd_in(rng, 0, 1);
+        for (i = 0; i < n; i++)
+            if (i != skip)
+                rdlt_server_signal(rs[i], SIGSTOP);
+        sleep_us(ms * 1000);
+        for (i = 0; i < n; i++)
+            if (i != skip)
+                rdlt_server_signal(rs[i], SIGCONT);
+        snprintf(note, sizeof(note), "%s %lldms", skip < 0 ? "both" : "one",
+                 (long long)ms);
+        add_fault(r, SF_REPLICA_PAUSE, -1, t0, stress_now_us(), note, ms);
+    } else if (k == SF_MASTER_KILL && sv->sentinel != NULL) {
+        /* Down until the sentinels promote a replica, then restarted: it
+         * comes back empty and the sentinels make it a replica; the fault
+         * lasts until it is in sync. */
+        rdlt_server *m = rdlt_sentinel_master(sv->sentinel);
+        rdlt_server_signal(m, SIGKILL);
+        (void)rdlt_sentinel_wait_switch(sv->sentinel, m, 30000);
+        sleep_us(rnd_in(rng, 200, 1000) * 1000);
+        rdlt_server_restart(m);
+        rdlt_sentinel_wait_synced(sv->sentinel, 30000);
+        add_fault(r, SF_MASTER_KILL, -1, t0, stress_now_us(), "master", 0);
     } else if (k == SF_FAILOVER && sv->cluster != NULL) {
         rdlt_server *m = rdlt_cluster_master_of(
             sv->cluster, (unsigned)rnd_in(rng, 0, 16383));
@@ -857,6 +914,9 @@ static void check_keys(run *r, servers *sv, int64_t settle_until_us,
             for (i = 0; i < RDLT_CLUSTER_NODES; i++)
                 left += rdl_keys_left(rdlt_cluster_node(sv->cluster, i), names,
                                       sizeof(names));
+        else if (sv->sentinel != NULL) /* the master after failovers */
+            left = rdl_keys_left(rdlt_sentinel_master(sv->sentinel), names,
+                                 sizeof(names));
         else
             left = rdl_keys_left(sv->main, names, sizeof(names));
         for (i = 0; i < RED_SERVERS && r->p.w_red > 0; i++)
@@ -892,8 +952,15 @@ static void print_stats(run *r)
 {
     size_t i, n = stress_hist_len(&r->hist);
     unsigned grants[SK_LAST + 1] = {0}, tries = 0, lost = 0, multi = 0;
+    unsigned faults[SF_LAST + 1] = {0}, nf = 0, enorep = 0;
+    char line[256];
     for (i = 0; i < n; i++) {
         const stress_ev *e = &r->hist.ev[i];
+        if (e->type == SE_FAULT && e->kind > 0 && e->kind <= SF_LAST) {
+            faults[e->kind]++;
+            nf++;
+        }
+        enorep += e->type == SE_ACQ && e->done == 2 && e->rc == RDL_ENOREPLICAS;
         if (e->type == SE_ACQ && e->done == 2 && e->level <= 1 &&
             (e->multi == 0 || e->hold % 4 == 0)) {
             tries++;
@@ -908,6 +975,23 @@ static void print_stats(run *r)
            r->p.name, n, tries, grants[SK_PLAIN], grants[SK_FAIR],
            grants[SK_READ], grants[SK_WRITE], grants[SK_SEM], multi,
            grants[SK_RED], lost);
+    if (enorep > 0)
+        printf("stress %s: %u acquisitions failed with RDL_ENOREPLICAS\n",
+               r->p.name, enorep);
+    if (nf > 0) {
+        size_t off = 0;
+        line[0] = '\0';
+        for (i = 0; i <= SF_LAST; i++) {
+            if (faults[i] == 0)
+                continue;
+            off +=
+                (size_t)snprintf(line + off, sizeof(line) - off, " %s %u",
+                                 stress_kind_name(SE_FAULT, (int)i), faults[i]);
+            if (off >= sizeof(line))
+                break;
+        }
+        printf("stress %s: %u faults:%s\n", r->p.name, nf, line);
+    }
 }
 
 static void free_hist(void *p)
@@ -962,6 +1046,14 @@ static void stress_run(const profile *prof)
     if (r.p.cluster) {
         sv.cluster = rdlt_cluster_start();
         snprintf(r.url, sizeof(r.url), "%s", rdlt_cluster_url(sv.cluster));
+    } else if (r.p.sentinel) {
+        sv.sentinel = rdlt_sentinel_start(NULL);
+        snprintf(r.url, sizeof(r.url), "%s", rdlt_sentinel_url(sv.sentinel));
+    } else if (r.p.tls) {
+        const rdlt_pki *pki = rdlt_pki_make();
+        sv.main = rdlt_tls_server_start(pki, pki->server, 0, NULL);
+        snprintf(r.url, sizeof(r.url), "%s", rdlt_tls_url(sv.main));
+        snprintf(r.ca, sizeof(r.ca), "%s", pki->ca);
     } else {
         sv.main = rdlt_server_start();
         snprintf(r.url, sizeof(r.url), "%s", rdlt_server_url(sv.main));
@@ -1063,6 +1155,7 @@ static void stress_run(const profile *prof)
     params.watchdog_ms = WATCHDOG_MS;
     params.fault_ms = LEASE_MAX_MS + 3000;
     params.stall_ms = (int64_t)env_u64("RDL_STRESS_STALL_MS", 250);
+    params.durable = r.p.replicas != 0;
     rep.base_us = r.hist.ev[0].t0_us;
     for (i = 0; i < (int)stress_hist_len(&r.hist); i++)
         if (r.hist.ev[i].type == SE_FAULT)
@@ -1205,12 +1298,43 @@ static void test_stress_random_seed(void **state)
     stress_run(&p);
 }
 
+/* The Sentinel fixture with durable grants (every replica confirms within
+ * 500 ms): replicas paused (grants fail with RDL_ENOREPLICAS meanwhile),
+ * the master killed until the sentinels switch and then restarted, forced
+ * failovers. A confirmed grant is on the promoted replica, so no failover
+ * excuses an overlap here (stress_params.durable). */
+static void test_stress_durable_sentinel(void **state)
+{
+    profile p = {.name = "durable_sentinel",
+                 .seed = 5005,
+                 .seconds = 30,
+                 .procs = 1,
+                 .threads = 3,
+                 .clients = 2,
+                 .names = 3,
+                 .w_plain = 3,
+                 .w_fair = 2,
+                 .w_read = 2,
+                 .w_write = 2,
+                 .w_sem = 2,
+                 .forever = 5,
+                 .faults =
+                     F(SF_REPLICA_PAUSE) | F(SF_MASTER_KILL) | F(SF_FAILOVER),
+                 .deck = 1,
+                 .sentinel = 1,
+                 .replicas = RDL_REPLICAS_ALL,
+                 .durable_ms = 500};
+    (void)state;
+    stress_run(&p);
+}
+
 static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_stress_plain_fair_rw),
     RDLT_TEST(test_stress_multilock_redlock),
     RDLT_TEST(test_stress_faults),
     RDLT_TEST(test_stress_cluster),
     RDLT_TEST(test_stress_random_seed),
+    RDLT_TEST(test_stress_durable_sentinel),
 };
 
 RDLT_MAIN(tests)
