@@ -6,7 +6,7 @@
 #                        [--build DIR] [--stall-ms MS] [--dump FILE]
 #
 # Profiles: plain_fair_rw (default), multilock_redlock, faults, cluster,
-# random_seed, durable_sentinel. The seed is printed first; rerun with
+# random_seed, durable_sentinel, tls. The seed is printed first; rerun with
 # --seed to replay the same operations and fault schedule (timing differs,
 # so a race may need a few runs). On a violation the seed, the property and
 # the history lines involved are printed, the whole history is written to
@@ -38,7 +38,7 @@ done
 case $minutes in '' | *[!0-9.]*) echo "stress.sh: bad --minutes" >&2; exit 2 ;; esac
 case $profile in
 plain_fair_rw | multilock_redlock | faults | cluster | random_seed | \
-    durable_sentinel) ;;
+    durable_sentinel | tls) ;;
 *) echo "stress.sh: unknown profile $profile" >&2; exit 2 ;;
 esac
 

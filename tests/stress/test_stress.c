@@ -1328,6 +1328,30 @@ static void test_stress_durable_sentinel(void **state)
     stress_run(&p);
 }
 
+/* plain_fair_rw over TLS (a throwaway PKI, clients trusting its CA):
+ * every connection, reconnect and pub/sub through a TLS session, with
+ * connection kills. */
+static void test_stress_tls(void **state)
+{
+    profile p = {.name = "tls",
+                 .seed = 6006,
+                 .seconds = 20,
+                 .procs = 1,
+                 .threads = 3,
+                 .clients = 2,
+                 .names = 3,
+                 .w_plain = 3,
+                 .w_fair = 3,
+                 .w_read = 2,
+                 .w_write = 2,
+                 .w_sem = 3,
+                 .forever = 5,
+                 .faults = F(SF_KILLCONN),
+                 .tls = 1};
+    (void)state;
+    stress_run(&p);
+}
+
 static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_stress_plain_fair_rw),
     RDLT_TEST(test_stress_multilock_redlock),
@@ -1335,6 +1359,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_stress_cluster),
     RDLT_TEST(test_stress_random_seed),
     RDLT_TEST(test_stress_durable_sentinel),
+    RDLT_TEST(test_stress_tls),
 };
 
 RDLT_MAIN(tests)
