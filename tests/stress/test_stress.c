@@ -1328,6 +1328,32 @@ static void test_stress_durable_sentinel(void **state)
     stress_run(&p);
 }
 
+/* The cluster profile with durable grants (one replica, 500 ms): CLUSTER
+ * FAILOVER is coordinated, and with every grant on the replica it must
+ * not excuse an overlap (stress_params.durable). */
+static void test_stress_cluster_durable(void **state)
+{
+    profile p = {.name = "cluster_durable",
+                 .seed = 7007,
+                 .seconds = 25,
+                 .procs = 1,
+                 .threads = 3,
+                 .clients = 2,
+                 .names = 4,
+                 .w_plain = 3,
+                 .w_fair = 2,
+                 .w_read = 1,
+                 .w_write = 1,
+                 .w_sem = 1,
+                 .w_multi = 1,
+                 .faults = F(SF_KILLCONN) | F(SF_FAILOVER),
+                 .cluster = 1,
+                 .replicas = 1,
+                 .durable_ms = 500};
+    (void)state;
+    stress_run(&p);
+}
+
 /* plain_fair_rw over TLS (a throwaway PKI, clients trusting its CA):
  * every connection, reconnect and pub/sub through a TLS session, with
  * connection kills. */
@@ -1360,6 +1386,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_stress_random_seed),
     RDLT_TEST(test_stress_durable_sentinel),
     RDLT_TEST(test_stress_tls),
+    RDLT_TEST(test_stress_cluster_durable),
 };
 
 RDLT_MAIN(tests)
