@@ -43,7 +43,8 @@ enum {
     SF_STOP,         /* SIGSTOP of process `proc` (t0) until SIGCONT (t1) */
     SF_SIGKILL,      /* SIGKILL of process `proc` */
     SF_RESTART,      /* server killed and restarted: its data is gone */
-    SF_FAILOVER,     /* cluster failover */
+    SF_FAILOVER,     /* CLUSTER or SENTINEL FAILOVER: data loss unless
+                        stress_params.durable */
     SF_EXTERNAL,     /* a stage plugged in through stress_hooks: treated as
                         data loss */
     /* The fault proxy (tests/support/proxy.c) in front of some clients: */

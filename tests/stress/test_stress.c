@@ -693,8 +693,10 @@ static void inject(run *r, servers *sv, rdlt_child **kids, uint64_t *rng)
         rdlt_server_restart(sv->main);
         add_fault(r, SF_RESTART, -1, t0, stress_now_us(), "restart", 0);
     } else if (k == SF_FAILOVER && sv->sentinel != NULL) {
-        /* SENTINEL FAILOVER: coordinated, the old master rejoins as a
-         * replica; the fault lasts until both replicas are in sync. */
+        /* SENTINEL FAILOVER: forced, without the old master's clients
+         * paused (unlike CLUSTER FAILOVER), so a release it still takes
+         * may be lost; it rejoins as a replica, and the fault lasts until
+         * both replicas are in sync. */
         (void)rdlt_sentinel_failover(sv->sentinel);
         rdlt_sentinel_wait_synced(sv->sentinel, 30000);
         add_fault(r, SF_FAILOVER, -1, t0, stress_now_us(), "sentinel", 0);
