@@ -6,9 +6,9 @@
 #                        [--build DIR] [--stall-ms MS] [--dump FILE]
 #
 # Profiles: plain_fair_rw (default), multilock_redlock, faults, cluster,
-# random_seed, durable_sentinel, tls, cluster_durable. The seed is printed
-# first; rerun with --seed to replay the same operations and fault schedule
-# (timing differs, so a race may need a few runs). On a violation the seed,
+# random_seed, durable_sentinel, tls, cluster_durable, batch_close. The
+# seed is printed first; rerun with --seed to replay the same operations and
+# fault schedule (timing differs, so a race may need a few runs). On a violation the seed,
 # the property and the history lines involved are printed, the whole
 # history is written to a file, and the exit status is 1.
 set -euo pipefail
@@ -38,7 +38,7 @@ done
 case $minutes in '' | *[!0-9.]*) echo "stress.sh: bad --minutes" >&2; exit 2 ;; esac
 case $profile in
 plain_fair_rw | multilock_redlock | faults | cluster | random_seed | \
-    durable_sentinel | tls | cluster_durable) ;;
+    durable_sentinel | tls | cluster_durable | batch_close) ;;
 *) echo "stress.sh: unknown profile $profile" >&2; exit 2 ;;
 esac
 

@@ -40,8 +40,9 @@ void stress_params_default(stress_params *p)
 }
 
 static const char *const prop_names[SP_COUNT] = {
-    "overlap", "reader-writer",  "permits",         "tokens",        "budget",
-    "wake-up", "spurious-error", "unexpected-code", "leftover-keys", "hang"};
+    "overlap",       "reader-writer", "permits",        "tokens",
+    "budget",        "wake-up",       "spurious-error", "unexpected-code",
+    "leftover-keys", "hang",          "callback-once"};
 
 const char *stress_prop_name(int prop)
 {
@@ -243,6 +244,7 @@ static const stress_ev *fault_near(const model *m, int64_t a, int64_t b,
             break;
         case SF_STOP:
         case SF_SIGKILL:
+        case SF_CLOSE:
             hits = proc == -1 || f->proc == proc;
             break;
         case SF_REPLICA_PAUSE: /* like a failover, but never data loss */
@@ -286,7 +288,9 @@ static int64_t death_of(const model *m, int proc)
 {
     size_t i;
     for (i = 0; i < m->nfaults; i++)
-        if (m->faults[i]->kind == SF_SIGKILL && m->faults[i]->proc == proc)
+        if ((m->faults[i]->kind == SF_SIGKILL ||
+             m->faults[i]->kind == SF_CLOSE) &&
+            m->faults[i]->proc == proc)
             return m->faults[i]->t0_us;
     return INF;
 }
@@ -870,6 +874,13 @@ static void check_calls(model *m, const stress_ev *const *ev, size_t n,
         int64_t cmd = m->p->cmd_timeout_ms * 1000;
         int first_part = e->multi == 0 || e->hold % 4 == 0;
         int ok;
+        if (e->done == 2 && e->calls > 1 && report_count(r, SP_ONCE)) {
+            report_append(r,
+                          "VIOLATION callback-once: the call returned %d "
+                          "times\n",
+                          e->calls);
+            report_line(r, e);
+        }
         if (e->done != 2 || !first_part)
             continue;
         if (e->type == SE_ACQ && e->wait_ms >= 0 &&

@@ -58,9 +58,9 @@ static const char *kind_name(int type, int kind)
     static const char *const locks[] = {"?",     "plain",   "fair", "read",
                                         "write", "redlock", "sem"};
     static const char *const faults[] = {
-        "?",         "killconn", "sigstop",       "sigkill",    "restart",
-        "failover",  "external", "drop-reply",    "drop-req",   "delay-sub",
-        "delay-cmd", "reset",    "replica-pause", "master-kill"};
+        "?",         "killconn", "sigstop",       "sigkill",     "restart",
+        "failover",  "external", "drop-reply",    "drop-req",    "delay-sub",
+        "delay-cmd", "reset",    "replica-pause", "master-kill", "close"};
     if (type == SE_FAULT)
         return kind >= 0 && kind <= SF_LAST ? faults[kind] : "?";
     return kind >= 0 && kind <= SK_LAST ? locks[kind] : "?";

@@ -62,11 +62,18 @@ enum {
     SF_REPLICA_PAUSE, /* SIGSTOP of one or both replicas for 300-1500 ms,
                          then SIGCONT: durable grants fail with
                          RDL_ENOREPLICAS meanwhile; never data loss */
-    SF_MASTER_KILL    /* SIGKILL of the master, down until the sentinels
+    SF_MASTER_KILL,   /* SIGKILL of the master, down until the sentinels
                          switch, then restarted (it rejoins as a replica):
                          data loss unless stress_params.durable */
+    /* Recorded by a worker, not by the schedule (batch_close): */
+    SF_CLOSE /* a client on its worker's own loop was closed from inside a
+                callback (t0) of its own batched calls; `proc` is that
+                client's session (a process number of its own): its holds
+                end there as a killed process's do (their leases run out
+                on the server), and its calls still running may end with
+                RDL_ECLOSED or RDL_ECONNLOST */
 };
-#define SF_LAST SF_MASTER_KILL
+#define SF_LAST SF_CLOSE
 
 typedef struct stress_ev {
     int32_t done;     /* 0 unused, 1 started, 2 complete (stored last) */
@@ -86,6 +93,8 @@ typedef struct stress_ev {
     int16_t multi;    /* parts of the multilock this is part of, else 0 */
     int16_t permits;  /* SK_SEM: the name's total (the same for every
                          call on it); else 0 */
+    int16_t calls;    /* how often the call returned (its callback ran):
+                         1, or a violation */
     char name[12];    /* lock name ("n2"); fault: a short note */
 } stress_ev;
 
@@ -141,6 +150,7 @@ enum {
     SP_UNEXPECTED, /* a result code no call should return here */
     SP_LEFTOVER,   /* keys left in Redis (reported by the driver) */
     SP_HANG,       /* a worker did not finish (reported by the driver) */
+    SP_ONCE,       /* a call returned (its callback ran) more than once */
     SP_COUNT
 };
 const char *stress_prop_name(int prop);

@@ -668,6 +668,55 @@ static void test_check_replica_pause(void **state)
     assert_int_equal(check_durable(&h, SP_SPURIOUS, 1), 0);
 }
 
+/* A call whose callback ran twice is flagged; once is the rule. */
+static void test_check_callback_once(void **state)
+{
+    hist h = {.n = 0};
+    stress_ev *e;
+    (void)state;
+    e = add(&h, SE_ACQ, SK_PLAIN, 1, 1, 0, 5, RDL_ECLOSED);
+    e->calls = 1;
+    add(&h, SE_FAULT, SF_CLOSE, 0, 0, 2, 3, 0);
+    assert_int_equal(check(&h, SP_ONCE), 0);
+    e->calls = 2;
+    assert_int_equal(check(&h, SP_ONCE), 1);
+    assert_true(report_says(&h, "callback-once"));
+}
+
+/* A client closed from a callback (SF_CLOSE of its session's process
+ * number): its calls may end with RDL_ECLOSED / RDL_ECONNLOST near it, and
+ * a hold it never released ends there as a killed process's does; the
+ * same codes elsewhere, or in another session, are flagged. */
+static void test_check_closed_session(void **state)
+{
+    hist h = {.n = 0};
+    stress_ev *e, *f;
+    (void)state;
+    e = add(&h, SE_ACQ, SK_PLAIN, 70001, 9, 5, 12, RDL_ECLOSED);
+    e->proc = 7000;
+    assert_int_equal(check(&h, SP_UNEXPECTED), 1);
+    f = add(&h, SE_FAULT, SF_CLOSE, 0, 0, 10, 11, 0);
+    f->proc = 7001; /* another session's close excuses nothing here */
+    assert_int_equal(check(&h, SP_UNEXPECTED), 1);
+    f->proc = 7000;
+    assert_int_equal(check(&h, SP_UNEXPECTED), 0);
+
+    /* Session 7000's hold, never released: it ends at the close. Owner 2
+     * takes the lock once the lease (3000 ms) ran out: no overlap. */
+    h.n = 0;
+    e = add(&h, SE_ACQ, SK_PLAIN, 70000, 1, 0, 1, 0);
+    e->proc = 7000;
+    e->level = 1;
+    e->token = 100;
+    f = add(&h, SE_FAULT, SF_CLOSE, 0, 0, 10, 11, 0);
+    f->proc = 7000;
+    hold(&h, SK_PLAIN, 2, 2, 3100, 3101, 3200, 3201, 200, 0);
+    assert_int_equal(check(&h, -1), 0);
+    /* Without the close, the hold never ended: owner 2's grant overlaps. */
+    f->kind = SF_KILLCONN;
+    assert_int_equal(check(&h, SP_OVERLAP), 1);
+}
+
 static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_check_clean_history),
     RDLT_TEST(test_check_overlap),
@@ -694,6 +743,8 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_check_durable_failover),
     RDLT_TEST(test_check_durable_resurrected),
     RDLT_TEST(test_check_replica_pause),
+    RDLT_TEST(test_check_callback_once),
+    RDLT_TEST(test_check_closed_session),
 };
 
 RDLT_MAIN(tests)

@@ -18,6 +18,8 @@
 
 #include <sys/mman.h>
 
+#include <uv.h>
+
 #include "rdlt.h"
 #include "stress.h"
 
@@ -63,6 +65,9 @@ typedef struct profile {
     int clients; /* per process */
     int names;
     int w_plain, w_fair, w_read, w_write, w_multi, w_red, w_sem;
+    int w_batch;     /* batch_close: a session of async calls on a client of
+                        the worker's own loop, sometimes closed from inside a
+                        callback (op_batch) */
     unsigned faults; /* 1u << SF_* */
     int cluster;
     int forever;  /* percent of waits without a budget */
@@ -192,6 +197,7 @@ static void ev_end(stress_ev *e, int rc, uint64_t token, int level, int lost)
     if (e == NULL)
         return;
     e->t1_us = stress_now_us();
+    e->calls++;
     e->rc = rc;
     e->token = token;
     e->level = (int16_t)level;
@@ -427,13 +433,187 @@ out:
         rdl_lock_free(parts[i]);
 }
 
+/* ---- batch_close: async calls on the worker's own loop, closed from a
+ * callback ------------------------------------------------------------------
+ */
+
+#define BATCH_MAX 8
+
+struct bsess;
+
+typedef struct bcall {
+    struct bsess *s;
+    rdl_req_t req;
+    rdl_lock_t *l;
+    stress_ev *e;
+    int kind;
+    char name[12];
+    int32_t owner;  /* the history's owner of this call's hold */
+    rdl_owner_t id; /* rdl's */
+    int64_t hold, lease;
+    int releasing;
+} bcall;
+
+typedef struct bsess {
+    worker *w;
+    uv_loop_t loop;
+    rdl_client_t *c;
+    bcall call[BATCH_MAX];
+    int n;
+    int pending;  /* calls whose callback has not run */
+    int closed;   /* the client was closed from a callback */
+    int32_t proc; /* the session's own process number (SF_CLOSE) */
+} bsess;
+
+static void on_batch(rdl_req_t *req, int status);
+
+/* The call's event, as ev_start() makes it, but in the session's
+ * process and with the call's own owner. */
+static stress_ev *bev_start(bcall *k, int type, int64_t wait, int level)
+{
+    stress_ev *e = ev_start(k->s->w, type, k->kind, k->name, k->hold, wait,
+                            k->lease, level, 0);
+    if (e != NULL) {
+        e->proc = k->s->proc;
+        e->owner = k->owner;
+    }
+    return e;
+}
+
+/* The session's client closes inside this callback: recorded first, so
+ * the close covers every call it ends. */
+static void close_here(bsess *s)
+{
+    stress_ev *e = stress_hist_add(&s->w->pr->r->hist);
+    if (e != NULL) {
+        e->type = SE_FAULT;
+        e->kind = SF_CLOSE;
+        e->proc = s->proc;
+        e->t0_us = stress_now_us();
+        snprintf(e->name, sizeof(e->name), "in cb");
+    }
+    s->closed = 1;
+    (void)rdl_client_close(s->c);
+    if (e != NULL) {
+        e->t1_us = stress_now_us();
+        stress_hist_done(e, 2);
+    }
+}
+
+static void on_batch(rdl_req_t *req, int status)
+{
+    bcall *k = req->data;
+    bsess *s = k->s;
+    worker *w = s->w;
+    stress_ev *e = k->e;
+
+    if (!k->releasing) {
+        ev_end(e, status, status == 0 ? rdl_lock_fencing_token(k->l, k->id) : 0,
+               status == 0 ? 1 : 0, 0);
+        if (status == 0 && !s->closed && rnd_in(&w->rng, 0, 3) == 0) {
+            /* This hold is abandoned: its lease ends it on the server. */
+            s->pending--;
+            close_here(s);
+            return;
+        }
+        if (status == 0 && !s->closed) {
+            k->releasing = 1;
+            k->e = bev_start(k, SE_REL, 0, 1);
+            memset(&k->req, 0, sizeof(k->req));
+            k->req.data = k;
+            status = rdl_lock_release_async(&k->req, k->l, k->id, on_batch);
+            if (status == 0)
+                return;
+            ev_end(k->e, status, 0, 1, 0);
+        }
+        s->pending--;
+        return;
+    }
+    ev_end(e, status, 0, 1, 0);
+    s->pending--;
+}
+
+/* One session: a client on a loop of this worker's, 2-8 async
+ * acquisitions of plain, fair and semaphore locks made in one turn (they
+ * share batches and, on a loop's turn, replies), each released from its
+ * callback; in a third of the sessions the first grant's callback closes
+ * the client instead, ending the calls still running. Every callback
+ * must run exactly once (callback-once), and the process must survive. */
+static void op_batch(worker *w)
+{
+    run *r = w->pr->r;
+    bsess *s = calloc(1, sizeof(*s));
+    int i, rc;
+
+    if (s == NULL)
+        return;
+    s->w = w;
+    /* Unique per session: SF_CLOSE and the owners' ids name it. */
+    s->proc = 1000 + w->owner_id * 100000 + (int32_t)(++w->seq % 100000);
+    if (uv_loop_init(&s->loop) != 0) {
+        free(s);
+        return;
+    }
+    if (rdl_client_new(&s->c) != 0 || rdl_client_set_url(s->c, r->url) != 0 ||
+        rdl_client_set_timeouts_ms(s->c, 2000, CMD_TIMEOUT_MS) != 0 ||
+        rdl_client_set_watchdog_ms(s->c, WATCHDOG_MS) != 0 ||
+        rdl_client_set_loop(s->c, &s->loop) != 0 ||
+        rdl_client_connect(s->c) != 0)
+        goto out;
+    s->n = (int)rnd_in(&w->rng, 2, BATCH_MAX);
+    for (i = 0; i < s->n; i++) {
+        bcall *k = &s->call[i];
+        int pick = (int)rnd_in(&w->rng, 0, 2);
+        k->s = s;
+        k->kind = pick == 0 ? SK_PLAIN : pick == 1 ? SK_FAIR : SK_SEM;
+        snprintf(k->name, sizeof(k->name), "n%d",
+                 (int)rnd_in(&w->rng, 0, r->p.names - 1));
+        k->owner = s->proc * 10 + i;
+        k->id = (rdl_owner_t)k->owner;
+        k->hold = next_hold(w);
+        k->lease = pick_lease(w);
+        rc = k->kind == SK_PLAIN ? rdl_lock_new(s->c, k->name, &k->l)
+             : k->kind == SK_FAIR
+                 ? rdl_fairlock_new(s->c, k->name, &k->l)
+                 : rdl_semaphore_new(s->c, k->name,
+                                     (uint32_t)sem_permits(k->name), &k->l);
+        if (rc != 0) {
+            s->n = i;
+            break;
+        }
+    }
+    for (i = 0; i < s->n; i++) {
+        bcall *k = &s->call[i];
+        int64_t wait = rnd_in(&w->rng, 0, 1) ? 0 : rnd_in(&w->rng, 10, 300);
+        k->req.data = k;
+        k->e = bev_start(k, SE_ACQ, wait, 0);
+        s->pending++;
+        rc = rdl_lock_acquire_async(&k->req, k->l, k->id, wait, k->lease,
+                                    on_batch);
+        if (rc != 0) {
+            ev_end(k->e, rc, 0, 0, 0);
+            s->pending--;
+        }
+    }
+    while (s->pending > 0 && uv_run(&s->loop, UV_RUN_ONCE) >= 0)
+        if (!uv_loop_alive(&s->loop))
+            break;
+out:
+    for (i = 0; i < s->n; i++)
+        rdl_lock_free(s->call[i].l);
+    rdl_client_free(s->c); /* closes it if no callback did */
+    (void)uv_run(&s->loop, UV_RUN_DEFAULT);
+    (void)uv_loop_close(&s->loop);
+    free(s);
+}
+
 static void *worker_main(void *arg)
 {
     worker *w = arg;
     const profile *p = &w->pr->r->p;
     ctl *ct = w->pr->r->ctl;
     int total = p->w_plain + p->w_fair + p->w_read + p->w_write + p->w_sem +
-                p->w_multi + p->w_red;
+                p->w_multi + p->w_red + p->w_batch;
 
     w->self = rdl_owner_self();
     __atomic_store_n(&w->lost, 0, __ATOMIC_SEQ_CST);
@@ -451,6 +631,8 @@ static void *worker_main(void *arg)
             op_simple(w, SK_SEM);
         else if ((x -= p->w_multi) < 0)
             op_multi(w);
+        else if ((x -= p->w_batch) < 0)
+            op_batch(w);
         else
             op_red(w);
         sleep_us(rnd_in(&w->rng, 0, 1000));
@@ -1278,6 +1460,27 @@ static void test_stress_cluster(void **state)
     stress_run(&p);
 }
 
+/* Batched async calls on clients of the workers' own loops, closed from
+ * inside a callback in a third of the sessions (op_batch), beside
+ * blocking calls on the same names, with connection kills. */
+static void test_stress_batch_close(void **state)
+{
+    profile p = {.name = "batch_close",
+                 .seed = 8008,
+                 .seconds = 20,
+                 .procs = 1,
+                 .threads = 3,
+                 .clients = 2,
+                 .names = 3,
+                 .w_plain = 2,
+                 .w_fair = 1,
+                 .w_sem = 1,
+                 .w_batch = 4,
+                 .faults = F(SF_KILLCONN)};
+    (void)state;
+    stress_run(&p);
+}
+
 /* A fresh seed each run, logged: new interleavings for CI to find. */
 static void test_stress_random_seed(void **state)
 {
@@ -1385,6 +1588,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_stress_multilock_redlock),
     RDLT_TEST(test_stress_faults),
     RDLT_TEST(test_stress_cluster),
+    RDLT_TEST(test_stress_batch_close),
     RDLT_TEST(test_stress_random_seed),
     RDLT_TEST(test_stress_durable_sentinel),
     RDLT_TEST(test_stress_tls),
