@@ -24,6 +24,8 @@
 #include "lock_int.h"
 
 static void send_try(rdl__acquire *op);
+static void trim(rdl__acquire *op, uint32_t extra);
+static void granted(rdl__acquire *op);
 static void confirm(rdl__acquire *op);
 static void take(rdl__acquire *op);
 
@@ -144,11 +146,25 @@ static void on_undone(rdl_req_t *req, int status)
  * an acquisition that did not happen releases nothing. The release holds
  * its own reference to the lock (release.c), so the caller may free the
  * lock as soon as its callback has run. */
+static void on_given_back(void *data, int status)
+{
+    (void)data;
+    (void)status; /* if it failed, the level ends with its lease */
+}
+
 static void undo(rdl__acquire *op)
 {
     char reqid[64];
+    int rc;
     rdl__acquire_reqid(op, reqid);
-    if (rdl__release_undo(op->lock, op->owner, reqid, on_undone) != 0)
+    /* Once stale levels were given back (trim()), the hold's last request
+     * is one of those releases, not this acquisition: its level is known
+     * to be the top one, and goes back unconditionally. */
+    if (op->trimmed)
+        rc = rdl__release_stale(op->lock, op->owner, on_given_back, NULL);
+    else
+        rc = rdl__release_undo(op->lock, op->owner, reqid, on_undone);
+    if (rc != 0)
         rdl__errmsg_set(op->lock->c, "could not release a cancelled hold");
 }
 
@@ -272,6 +288,7 @@ static void try_answered(rdl__acquire *op, int status, const redisReply *r,
 {
     rdl_lock_t *lock = op->lock;
     uint64_t now;
+    uint32_t known;
     rdl__try res;
 
     memset(&res, 0, sizeof(res));
@@ -304,15 +321,14 @@ static void try_answered(rdl__acquire *op, int status, const redisReply *r,
             complete(op, RDL_ELOST);
             return;
         }
-        if (given_back_late(op, res.count))
-            return;
         op->req->fencing_token = res.token;
         op->granted_count = res.count;
-        if (lock->c->durable_replicas != 0) {
-            confirm(op);
+        known = rdl__hold_believed(lock, op->owner);
+        if (res.count > known + 1) {
+            trim(op, res.count - known - 1);
             return;
         }
-        take(op);
+        granted(op);
         return;
     }
     now = rdl__now_ms();
@@ -355,6 +371,65 @@ static void try_answered(rdl__acquire *op, int status, const redisReply *r,
         complete(op, RDL_ETIMEDOUT);
     else
         wait_for_release(op, res.pttl_ms);
+}
+
+/* The grant (op->granted_count levels, its token in op->req) is in hand:
+ * give it back if it came too late, else confirm it with the replicas or
+ * take it. */
+static void granted(rdl__acquire *op)
+{
+    if (given_back_late(op, op->granted_count))
+        return;
+    if (op->lock->c->durable_replicas != 0) {
+        confirm(op);
+        return;
+    }
+    take(op);
+}
+
+static void on_trimmed(void *data, int status)
+{
+    rdl__acquire *op = data;
+    (void)status; /* a level not given back ends with its lease */
+    if (!answered(op) && --op->trimming == 0) {
+        op->inflight = 0;
+        if (op->canceled) {
+            undo(op);
+            complete(op, RDL_ECANCELED);
+        } else {
+            granted(op);
+        }
+    }
+    unref(op);
+}
+
+/* The grant counts more levels than the client believes the owner holds
+ * (rdl__hold_believed() + 1): the server has `extra` levels nobody knows
+ * of, brought back by a release lost in a failover (durable grants are
+ * confirmed, releases are not) or left by a call whose outcome stayed
+ * unknown. The caller asked for one level more than it holds; with the
+ * extra ones kept, its releases would leave them behind (renewed for
+ * ever with an auto lease). They go back first, on the tries' line, and
+ * the caller hears of the grant once they did. The owner makes one
+ * request at a time on a lock, so no level of a call in flight is among
+ * them. The token is the hold's, which no other owner can have been
+ * granted since. */
+static void trim(rdl__acquire *op, uint32_t extra)
+{
+    uint32_t i;
+    op->granted_count -= extra;
+    op->trimmed = 1;
+    op->inflight = 1;
+    op->trimming = 1; /* until every release is sent */
+    op->refs++;
+    for (i = 0; i < extra; i++) {
+        op->refs++;
+        if (rdl__release_stale(op->lock, op->owner, on_trimmed, op) == 0)
+            op->trimming++;
+        else
+            op->refs--;
+    }
+    on_trimmed(op, 0);
 }
 
 static void on_try(void *data, int status, const redisReply *r,

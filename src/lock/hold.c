@@ -317,3 +317,17 @@ int64_t rdl__hold_valid_ms(const rdl_lock_t *lock, rdl_owner_t owner)
     uv_mutex_unlock(&l->mu);
     return ms;
 }
+
+uint32_t rdl__hold_believed(const rdl_lock_t *lock, rdl_owner_t owner)
+{
+    rdl_lock_t *l = (rdl_lock_t *)lock;
+    rdl__hold *h;
+    uint32_t count = 0;
+    uint64_t now = rdl__now_ms();
+    uv_mutex_lock(&l->mu);
+    h = find_hold(l, owner);
+    if (h != NULL && !h->lost && (h->wd != NULL || h->deadline > now))
+        count = h->count;
+    uv_mutex_unlock(&l->mu);
+    return count;
+}

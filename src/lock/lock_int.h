@@ -176,8 +176,9 @@ struct rdl__acquire {
     uint32_t granted_count;     /* while the replicas confirm the grant */
     int refs; /* the timer's, and one per command in flight (acquire.c) */
     int leaving_status; /* the outcome, told once the leave is answered */
+    int trimming;       /* stale levels being given back (acquire.c trim) */
     unsigned inflight : 1, again : 1, canceled : 1, done : 1, joined : 1,
-        leaving : 1;
+        leaving : 1, trimmed : 1;
 };
 
 /* A release in progress (release.c). */
@@ -190,6 +191,9 @@ struct rdl__release {
     char owner_str[64];
     char reqid[64];
     char undo_of[64]; /* "": a release; else the acquisition it undoes */
+    int stale;        /* a level the client does not know of (below) */
+    void (*done)(void *data, int status); /* instead of cb, if set */
+    void *done_data;
     uint64_t first_sent;
     int unknown;
     int unknown_status; /* as in rdl__acquire */
@@ -208,6 +212,12 @@ int rdl__release_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
  * the hold's last request; cb gets a NULL request. */
 int rdl__release_undo(rdl_lock_t *lock, rdl_owner_t owner, const char *reqid,
                       rdl_req_cb cb);
+/* Releases one level of owner's hold that the client does not know of (a
+ * grant counted more levels than the client believes the owner holds: a
+ * release lost in a failover brought the hold back), on the tries' line;
+ * done(data, status) follows once. The client's record does not change. */
+int rdl__release_stale(rdl_lock_t *lock, rdl_owner_t owner,
+                       void (*done)(void *data, int status), void *data);
 
 /* hold.c: what this client knows of its holds, and their watchdog entries.
  * Loop thread unless noted. */
@@ -241,6 +251,10 @@ void rdl__hold_abandon_all(rdl_lock_t *lock);
  * rdl_lock_fencing_token() and rdl_lock_valid_ms()). */
 uint64_t rdl__hold_token(const rdl_lock_t *lock, rdl_owner_t owner);
 int64_t rdl__hold_valid_ms(const rdl_lock_t *lock, rdl_owner_t owner);
+
+/* hold.c: the levels of owner's hold that the client believes valid (not
+ * reported lost, lease not run out); 0 if none. Loop thread. */
+uint32_t rdl__hold_believed(const rdl_lock_t *lock, rdl_owner_t owner);
 
 /* hold.c: when the owner's hold was granted (monotonic ms; 0 if none is
  * known). Any thread. */

@@ -38,7 +38,7 @@ static int send_script(rdl__release *op)
      * acquisition that follows it: it is conditional on being the hold's
      * last request, which a re-entry that overtook it would change. A
      * release goes on the main line: no WAIT there holds it up. */
-    if (op->undo_of[0] != '\0')
+    if (op->undo_of[0] != '\0' || op->stale)
         return rdl__script_run_line(lock->c, rdl__client_acquire_line(lock->c),
                                     kind->release.script, nkeys, keys, nargs,
                                     args, on_release, op);
@@ -60,7 +60,10 @@ static void complete(rdl__release *op, int status)
                         lock->name);
     if (op->req != NULL)
         op->req->internal = NULL;
-    op->cb(op->req, status);
+    if (op->done != NULL)
+        op->done(op->done_data, status);
+    else
+        op->cb(op->req, status);
     if (op->req == NULL)
         rdl__lock_unref(lock); /* taken in rdl__release_start */
     rdl__free(op);
@@ -94,9 +97,10 @@ static void on_release(void *data, int status, const redisReply *r,
      * acquire.c). */
     if (status != 0 && status != RDL_ENOTHELD && op->unknown_status != 0)
         status = op->unknown_status;
-    if (op->undo_of[0] != '\0') {
-        /* An undo gives back a level its caller was never told of: what
-         * the client believes it holds does not change. */
+    if (op->undo_of[0] != '\0' || op->stale) {
+        /* An undo or a stale level's release gives back a level its
+         * caller was never told of: what the client believes it holds
+         * does not change. */
     } else if (status == 0) {
         if (rdl__lock_events_on(lock)) {
             since = rdl__hold_since(lock, op->owner);
@@ -134,12 +138,16 @@ static int cancel(rdl__op *op)
 }
 
 static int start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
-                 const char *undo_of, rdl_req_cb cb)
+                 const char *undo_of, rdl_req_cb cb,
+                 void (*done)(void *data, int status), void *done_data)
 {
     rdl__release *op = rdl__calloc(1, sizeof(*op));
-    int rc;
+    int internal = undo_of != NULL || done != NULL, rc;
     if (op == NULL)
         return RDL_ENOMEM;
+    op->stale = done != NULL;
+    op->done = done;
+    op->done_data = done_data;
     if (undo_of != NULL)
         snprintf(op->undo_of, sizeof(op->undo_of), "%s", undo_of);
     op->op.cancel = cancel;
@@ -153,11 +161,11 @@ static int start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
     /* No renewal may be sent after a release that can end the hold (an
      * undo gives back a level the caller was never told of: it leaves the
      * client's record alone). */
-    if (undo_of == NULL)
+    if (!internal)
         rdl__hold_releasing(lock, owner);
     rc = send_script(op);
     if (rc != 0) {
-        if (undo_of == NULL)
+        if (!internal)
             (void)rdl__hold_released(lock, owner, -2);
         rdl__free(op);
         return rc;
@@ -174,11 +182,17 @@ static int start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
 int rdl__release_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
                        rdl_req_cb cb)
 {
-    return start(req, lock, owner, NULL, cb);
+    return start(req, lock, owner, NULL, cb, NULL, NULL);
 }
 
 int rdl__release_undo(rdl_lock_t *lock, rdl_owner_t owner, const char *reqid,
                       rdl_req_cb cb)
 {
-    return start(NULL, lock, owner, reqid, cb);
+    return start(NULL, lock, owner, reqid, cb, NULL, NULL);
+}
+
+int rdl__release_stale(rdl_lock_t *lock, rdl_owner_t owner,
+                       void (*done)(void *data, int status), void *data)
+{
+    return start(NULL, lock, owner, NULL, NULL, done, data);
 }
