@@ -20,9 +20,13 @@ static void on_entry_lost(rdl__wd_hold *wh, int reason)
     (void)reason;
     /* The entry is gone from the queue (purged after renewals failed for a
      * whole queue lease): the next try queues the waiter again, at the
-     * back, and registers a new entry. */
-    if (q->op != NULL)
+     * back, and registers a new entry. The two forget each other: the
+     * acquisition may end (and be freed) before the watchdog lets go of
+     * this entry (on_entry_done), which must then not reach it. */
+    if (q->op != NULL) {
         q->op->qentry = NULL;
+        q->op = NULL;
+    }
 }
 
 static void on_entry_done(rdl__wd_hold *wh)
