@@ -288,7 +288,6 @@ static void try_answered(rdl__acquire *op, int status, const redisReply *r,
 {
     rdl_lock_t *lock = op->lock;
     uint64_t now;
-    uint32_t known;
     rdl__try res;
 
     memset(&res, 0, sizeof(res));
@@ -311,8 +310,13 @@ static void try_answered(rdl__acquire *op, int status, const redisReply *r,
          * that it still believes valid: the earlier hold ended unnoticed
          * (the server lost it, or its lease ran out) and the caller, who
          * asked to re-enter, would go on believing it holds its outer
-         * level. Give this level back and report the loss. */
-        if (res.count == 1 && rdl__hold_lost_unnoticed(lock, op->owner)) {
+         * level. Give this level back and report the loss. What counts is
+         * what the client believed when the call began: a re-entry sent
+         * in time but run after the lease (the server paused, a failover,
+         * a durable line held up) is answered after the client's deadline
+         * too, and is no fresh acquisition for all that. */
+        if (res.count == 1 &&
+            (rdl__hold_lost_unnoticed(lock, op->owner) || op->known > 0)) {
             undo(op);
             rdl__errmsg_set(lock->c,
                             "the hold of lock \"%.200s\" was lost before "
@@ -323,9 +327,8 @@ static void try_answered(rdl__acquire *op, int status, const redisReply *r,
         }
         op->req->fencing_token = res.token;
         op->granted_count = res.count;
-        known = rdl__hold_believed(lock, op->owner);
-        if (res.count > known + 1) {
-            trim(op, res.count - known - 1);
+        if (res.count > op->known + 1) {
+            trim(op, res.count - op->known - 1);
             return;
         }
         granted(op);
@@ -403,14 +406,14 @@ static void on_trimmed(void *data, int status)
     unref(op);
 }
 
-/* The grant counts more levels than the client believes the owner holds
- * (rdl__hold_believed() + 1): the server has `extra` levels nobody knows
- * of, brought back by a release lost in a failover (durable grants are
- * confirmed, releases are not) or left by a call whose outcome stayed
- * unknown. The caller asked for one level more than it holds; with the
- * extra ones kept, its releases would leave them behind (renewed for
- * ever with an auto lease). They go back first, on the tries' line, and
- * the caller hears of the grant once they did. The owner makes one
+/* The grant counts more levels than the client believed the owner held
+ * when the call began, plus this one (op->known + 1): the server has
+ * `extra` levels nobody knows of, brought back by a release lost in a
+ * failover (durable grants are confirmed, releases are not) or left by a
+ * call whose outcome stayed unknown. The caller asked for one level more than
+ * it holds; with the extra ones kept, its releases would leave them behind
+ * (renewed for ever with an auto lease). They go back first, on the tries'
+ * line, and the caller hears of the grant once they did. The owner makes one
  * request at a time on a lock, so no level of a call in flight is among
  * them. The token is the hold's, which no other owner can have been
  * granted since. */
@@ -613,6 +616,7 @@ int rdl__acquire_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
             : now + (uint64_t)wait_ms;
     rdl__client_owner(c, owner, op->owner_str);
     op->reqseq = rdl__client_reqseq(c);
+    op->known = rdl__hold_believed(lock, owner);
     rdl__queue_init(&op->active.node);
     op->active.abort = on_abort;
     op->active.stage = RDL__STAGE_OPERATION;

@@ -177,6 +177,8 @@ struct rdl__acquire {
     int refs; /* the timer's, and one per command in flight (acquire.c) */
     int leaving_status; /* the outcome, told once the leave is answered */
     int trimming;       /* stale levels being given back (acquire.c trim) */
+    uint32_t known;     /* levels the client believed the owner held (valid)
+                           when the call began: rdl__hold_believed() */
     unsigned inflight : 1, again : 1, canceled : 1, done : 1, joined : 1,
         leaving : 1, trimmed : 1;
 };
@@ -253,7 +255,7 @@ uint64_t rdl__hold_token(const rdl_lock_t *lock, rdl_owner_t owner);
 int64_t rdl__hold_valid_ms(const rdl_lock_t *lock, rdl_owner_t owner);
 
 /* hold.c: the levels of owner's hold that the client believes valid (not
- * reported lost, lease not run out); 0 if none. Loop thread. */
+ * reported lost, lease not run out); 0 if none. Any thread. */
 uint32_t rdl__hold_believed(const rdl_lock_t *lock, rdl_owner_t owner);
 
 /* hold.c: when the owner's hold was granted (monotonic ms; 0 if none is

@@ -3,6 +3,7 @@
  * releases, multilock grants and losses, re-entry with mixed leases. Each
  * test reproduces one defect of the correctness issue and failed before
  * its fix; the comment above it says what it saw then. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1009,6 +1010,59 @@ static void test_races_reentry_after_unnoticed_loss_fixed(void **state)
     check_reentry_after_loss(30000);
 }
 
+/* ---- a re-entry that reaches the server after its hold's lease ---------- */
+
+typedef struct reentry {
+    rdl_lock_t *l;
+    int rc;
+} reentry;
+
+static void *reenter_thread(void *arg)
+{
+    reentry *x = arg;
+    x->rc = rdl_lock_acquire_as(x->l, A, 0, 1000);
+    return NULL;
+}
+
+/* A re-entry sent while its hold was valid, but run by the server after
+ * the hold's lease ran out (the server paused, a failover, a durable
+ * line held up by WAIT), makes a new hold (count 1, a new token). Its
+ * answer came back within its own lease, so it is not late, and the
+ * client's deadline had passed by then: before, that was taken as a
+ * fresh acquisition and returned 0 with a new token, while the caller
+ * went on believing it held its outer level (the durable_sentinel long
+ * run: "re-entry changed the token", then the outer release said
+ * RDL_ENOTHELD). The outer level was lost before this re-entry ran: the
+ * call says RDL_ELOST and gives the new level back. Made certain by
+ * stopping the server from before the re-entry is sent until after the
+ * hold's lease. */
+static void test_races_reentry_run_after_its_lease(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s), *c2 = rdlt_client(s);
+    rdl_lock_t *l = rdlt_lock(c, "late-reentry"), *l2;
+    reentry x = {NULL, -1};
+    rdlt_thread *t;
+    int64_t t0;
+    (void)state;
+
+    l2 = rdlt_lock(c2, "late-reentry");
+    t0 = rdlt_now_ms();
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 1000));
+    rdlt_server_signal(s, SIGSTOP);
+    if (rdlt_now_ms() - t0 < 700) /* sent well before the lease ends */
+        rdlt_sleep_ms(700 - (rdlt_now_ms() - t0));
+    x.l = l;
+    t = rdlt_thread_start(reenter_thread, &x);
+    rdlt_sleep_ms(600); /* past the lease: the server runs it afterwards */
+    rdlt_server_signal(s, SIGCONT);
+    rdlt_thread_join(t);
+    rdlt_assert_rc(x.rc, RDL_ELOST);
+    /* Nothing is held: another client takes the lock at once. */
+    rdlt_assert_ok(rdl_lock_acquire_as(l2, B, 0, 10000));
+    rdlt_assert_ok(rdl_lock_release_as(l2, B));
+}
+
 /* ---- a release lost in a failover, the hold back on the new master ---- */
 
 enum { RES_PLAIN, RES_FAIR, RES_SEM, RES_WRITE, RES_READ };
@@ -1266,6 +1320,7 @@ int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         RDLT_TEST(test_races_wake_during_try),
+        RDLT_TEST(test_races_reentry_run_after_its_lease),
         RDLT_TEST(test_races_resurrected_hold_plain),
         RDLT_TEST(test_races_resurrected_hold_plain_fixed),
         RDLT_TEST(test_races_resurrected_hold_fair),
