@@ -785,8 +785,7 @@ static void on_handshake_reply(void *data, int status, const redisReply *r,
 static void on_name_reply(void *data, int status, const redisReply *r,
                           uint64_t written_ms)
 {
-    on_handshake_reply(data, status == RDL_ESERVER ? 0 : status, r,
-                       written_ms);
+    on_handshake_reply(data, status == RDL_ESERVER ? 0 : status, r, written_ms);
 }
 
 static int handshake_cmd(rdl__conn *cn, int argc, const char **argv,
