@@ -1,5 +1,5 @@
-/* rdl-bench: the benchmark of DESIGN §13. One program runs rdl and a raw
- * hiredis blocking client side by side against the same server in the same
+/* rdl-bench: the benchmark of docs/benchmarks.md. One program runs rdl and a
+ * raw hiredis blocking client side by side against the same server in the same
  * run, and reports every figure as a ratio against that raw floor, so the
  * ratios hold on a noisy machine.
  *
@@ -109,7 +109,8 @@ void bench_samples_free(bench_samples *s);
 void bench_row_begin(bench_ctx *ctx, const char *figure, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void bench_row_num(const char *key, double v, const char *unit, int decimals);
-/* A ratio or figure judged against a DESIGN §13 target, e.g. "<= 1.3". */
+/* A ratio or figure judged against its target (docs/benchmarks.md), e.g.
+ * "<= 1.3". */
 void bench_row_target(const char *key, double v, const char *unit, int decimals,
                       const char *target);
 void bench_row_text(const char *key, const char *text);

@@ -1,5 +1,5 @@
 /* Figure "memory": client memory per lock object, per held lock and per
- * waiter. Target (DESIGN §13): <= 512 bytes per held lock or waiter.
+ * waiter. Target (docs/benchmarks.md): <= 512 bytes per held lock or waiter.
  *
  * Method: the client runs on the benchmark's own loop (rdl_client_set_loop)
  * on the main thread, so every allocation of the library lands in glibc's

@@ -1,7 +1,7 @@
 /* Figure "throughput": many acquirers on distinct names (no contention)
  * over one client, acquire+release cycles per second, as a share of the
  * server's limit (raw pipelined cycles, measured again just before each
- * case). Target (DESIGN §13): >= 70%.
+ * case). Target (docs/benchmarks.md): >= 70%.
  *
  * - blocking: N threads, each cycling its own lock with the blocking calls;
  *   the client's loop pipelines what the threads post in one iteration.

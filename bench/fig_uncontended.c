@@ -5,7 +5,7 @@
  * noisy neighbour slows them alike and the ratios stay honest. rdl's
  * blocking calls spin briefly before they sleep, so the ratio against the
  * sleeping client flatters rdl; the one against the busy-polling client
- * does not. Target (DESIGN §13): rdl's p50 cycle <= 1.3 x two raw round
+ * does not. Target (docs/benchmarks.md): rdl's p50 cycle <= 1.3 x two raw round
  * trips.
  *
  * Each round is bracketed by INFO readings on the raw connection, so every
