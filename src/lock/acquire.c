@@ -59,20 +59,33 @@ static int answered(const rdl__acquire *op)
 }
 
 static void finish(rdl__acquire *op, int status);
+static int send_give_back(rdl__acquire *op, void (*done)(void *, int),
+                          void *data);
 
-static void on_left(void *data)
+/* One follow-up of an ending acquisition was answered (or given up). */
+static void on_followup(void *data, int status)
 {
     rdl__acquire *op = data;
-    if (!answered(op))
-        finish(op, op->leaving_status);
+    (void)status; /* what was not given back ends with its lease */
+    if (!answered(op) && --op->followups == 0)
+        finish(op, op->end_status);
     unref(op);
 }
 
-/* The acquisition ends with status. One that gave up takes its waiter
- * out of the lock's queue first, and its caller hears of the outcome
- * once the server answered: a call that returned has left the queue, so
- * no release after it hands the lock to a waiter that is gone. (If the
- * client closes meanwhile, the close completes it with RDL_ECLOSED.) */
+static void on_left(void *data)
+{
+    on_followup(data, 0);
+}
+
+/* The acquisition ends with status. Its follow-ups go first, on the line
+ * of its tries and behind them: the give-back of a level it may have
+ * taken (undo() asked for one) and, if it gave up, the leave of the
+ * lock's queue. Its caller hears of the outcome once the server answered
+ * them: a call that returned holds nothing it was not told of and waits
+ * in no queue, so no release after it hands the lock to a waiter that is
+ * gone, and no other client finds the lock held by a level given back.
+ * (If the client closes meanwhile, the close completes it with
+ * RDL_ECLOSED.) */
 static void complete(rdl__acquire *op, int status)
 {
     if (op->joined) {
@@ -81,16 +94,29 @@ static void complete(rdl__acquire *op, int status)
     }
     uv_timer_stop(&op->timer);
     rdl__waitq_stop(op);
-    if (status != 0 && !op->leaving) {
-        op->refs++;
-        if (rdl__waitq_leave(op, on_left, op)) {
-            op->leaving = 1;
-            op->leaving_status = status;
-            return;
-        }
-        op->refs--;
+    if (op->ending) { /* a close while the follow-ups are out */
+        finish(op, status);
+        return;
     }
-    finish(op, status);
+    op->ending = 1;
+    op->end_status = status;
+    op->followups = 1; /* until every follow-up is sent */
+    op->refs++;
+    if (op->give_back) {
+        op->refs++;
+        if (send_give_back(op, on_followup, op) == 0)
+            op->followups++;
+        else
+            op->refs--;
+    }
+    if (status != 0) {
+        op->refs++;
+        if (rdl__waitq_leave(op, on_left, op))
+            op->followups++;
+        else
+            op->refs--;
+    }
+    on_followup(op, 0);
 }
 
 static void finish(rdl__acquire *op, int status)
@@ -133,39 +159,43 @@ void rdl__acquire_reqid(const rdl__acquire *op, char out[64])
     rdl__client_reqid_of(op->c, op->reqseq, out);
 }
 
-static void on_undone(rdl_req_t *req, int status)
-{
-    (void)req;
-    (void)status; /* if it failed, the hold ends with its lease */
-}
-
-/* Gives back the level this acquisition may have taken: after a cancel
- * that lost the race with a success, after a failure to record the hold,
- * and after an outcome that stayed unknown. The release applies only if
- * the hold's last request is this acquisition (see lock_release.lua), so
- * an acquisition that did not happen releases nothing. The release holds
- * its own reference to the lock (release.c), so the caller may free the
- * lock as soon as its callback has run. */
 static void on_given_back(void *data, int status)
 {
     (void)data;
     (void)status; /* if it failed, the level ends with its lease */
 }
 
-static void undo(rdl__acquire *op)
+/* Sends the give-back of the level this acquisition may have taken: after
+ * a cancel that lost the race with a success, a failure to record the
+ * hold, an outcome that stayed unknown, a grant too late or not confirmed.
+ * The release applies only if the hold's last request is this acquisition
+ * (see lock_release.lua), so an acquisition that did not happen releases
+ * nothing. It holds its own reference to the lock (release.c). done
+ * follows once; returns 0, or the failure (then done is not called). */
+static int send_give_back(rdl__acquire *op, void (*done)(void *, int),
+                          void *data)
 {
     char reqid[64];
     int rc;
-    rdl__acquire_reqid(op, reqid);
     /* Once stale levels were given back (trim()), the hold's last request
      * is one of those releases, not this acquisition: its level is known
      * to be the top one, and goes back unconditionally. */
-    if (op->trimmed)
-        rc = rdl__release_stale(op->lock, op->owner, on_given_back, NULL);
-    else
-        rc = rdl__release_undo(op->lock, op->owner, reqid, on_undone);
+    if (op->trimmed) {
+        rc = rdl__release_stale(op->lock, op->owner, done, data);
+    } else {
+        rdl__acquire_reqid(op, reqid);
+        rc = rdl__release_undo(op->lock, op->owner, reqid, done, data);
+    }
     if (rc != 0)
         rdl__errmsg_set(op->lock->c, "could not release a cancelled hold");
+    return rc;
+}
+
+/* The level this acquisition may have taken goes back before the caller
+ * hears of the outcome (complete() sends it and waits). */
+static void undo(rdl__acquire *op)
+{
+    op->give_back = 1;
 }
 
 static void on_timer(uv_timer_t *t)
@@ -265,8 +295,9 @@ static int given_back_late(rdl__acquire *op, uint32_t count)
         return 0;
     if (count > 1 && rdl__hold_valid_ms(lock, op->owner) > 0)
         return 0;
-    undo(op);
     if (!op->canceled && !op->one_try && rdl__now_ms() < op->deadline) {
+        /* The retry follows the give-back on the same line. */
+        (void)send_give_back(op, on_given_back, NULL);
         op->reqseq = rdl__client_reqseq(lock->c);
         op->unknown = 0;
         op->unknown_status = 0;
@@ -277,6 +308,7 @@ static int given_back_late(rdl__acquire *op, uint32_t count)
                     "lock \"%.200s\": the grant arrived after its lease "
                     "could have ended; it was given back",
                     lock->name);
+    undo(op);
     complete(op, op->canceled              ? RDL_ECANCELED
                  : op->unknown_status != 0 ? op->unknown_status
                                            : RDL_ETIMEDOUT);
@@ -563,15 +595,15 @@ static void on_cancel_task(rdl__task *t, int status)
 {
     rdl__acquire *op = RDL_CONTAINER_OF(t, rdl__acquire, task);
     (void)status;
-    if (!op->done && !op->leaving)
+    if (!op->done && !op->ending)
         complete(op, RDL_ECANCELED);
 }
 
 static int cancel(rdl__op *base)
 {
     rdl__acquire *op = RDL_CONTAINER_OF(base, rdl__acquire, op);
-    if (op->canceled || op->done || op->leaving)
-        return 0; /* leaving: the outcome is decided */
+    if (op->canceled || op->done || op->ending)
+        return 0; /* ending: the outcome is decided */
     op->canceled = 1;
     if (op->inflight)
         return 0; /* the reply decides, and undoes a success */

@@ -174,13 +174,14 @@ struct rdl__acquire {
     struct rdl__qentry *qentry; /* the queue entry's heartbeat (fair) */
     int queued;                 /* a try put the owner in the queue */
     uint32_t granted_count;     /* while the replicas confirm the grant */
-    int refs; /* the timer's, and one per command in flight (acquire.c) */
-    int leaving_status; /* the outcome, told once the leave is answered */
-    int trimming;       /* stale levels being given back (acquire.c trim) */
-    uint32_t known;     /* levels the client believed the owner held (valid)
-                           when the call began: rdl__hold_believed() */
+    int refs;       /* the timer's, and one per command in flight (acquire.c) */
+    int end_status; /* the outcome, told once the follow-ups are answered */
+    int followups;  /* follow-ups of complete() not answered yet */
+    int trimming;   /* stale levels being given back (acquire.c trim) */
+    uint32_t known; /* levels the client believed the owner held (valid)
+                       when the call began: rdl__hold_believed() */
     unsigned inflight : 1, again : 1, canceled : 1, done : 1, joined : 1,
-        leaving : 1, trimmed : 1;
+        ending : 1, give_back : 1, trimmed : 1;
 };
 
 /* A release in progress (release.c). */
@@ -211,9 +212,10 @@ int rdl__acquire_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
 int rdl__release_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
                        rdl_req_cb cb);
 /* Releases the level taken by acquisition `reqid`, if it was taken and is
- * the hold's last request; cb gets a NULL request. */
+ * the hold's last request, on the tries' line; done(data, status) follows
+ * once. The client's record does not change. */
 int rdl__release_undo(rdl_lock_t *lock, rdl_owner_t owner, const char *reqid,
-                      rdl_req_cb cb);
+                      void (*done)(void *data, int status), void *data);
 /* Releases one level of owner's hold that the client does not know of (a
  * grant counted more levels than the client believes the owner holds: a
  * release lost in a failover brought the hold back), on the tries' line;

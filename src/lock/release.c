@@ -138,14 +138,14 @@ static int cancel(rdl__op *op)
 }
 
 static int start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
-                 const char *undo_of, rdl_req_cb cb,
+                 const char *undo_of, int stale, rdl_req_cb cb,
                  void (*done)(void *data, int status), void *done_data)
 {
     rdl__release *op = rdl__calloc(1, sizeof(*op));
-    int internal = undo_of != NULL || done != NULL, rc;
+    int internal = undo_of != NULL || stale, rc;
     if (op == NULL)
         return RDL_ENOMEM;
-    op->stale = done != NULL;
+    op->stale = stale;
     op->done = done;
     op->done_data = done_data;
     if (undo_of != NULL)
@@ -182,17 +182,17 @@ static int start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
 int rdl__release_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
                        rdl_req_cb cb)
 {
-    return start(req, lock, owner, NULL, cb, NULL, NULL);
+    return start(req, lock, owner, NULL, 0, cb, NULL, NULL);
 }
 
 int rdl__release_undo(rdl_lock_t *lock, rdl_owner_t owner, const char *reqid,
-                      rdl_req_cb cb)
+                      void (*done)(void *data, int status), void *data)
 {
-    return start(NULL, lock, owner, reqid, cb, NULL, NULL);
+    return start(NULL, lock, owner, reqid, 0, NULL, done, data);
 }
 
 int rdl__release_stale(rdl_lock_t *lock, rdl_owner_t owner,
                        void (*done)(void *data, int status), void *data)
 {
-    return start(NULL, lock, owner, NULL, NULL, done, data);
+    return start(NULL, lock, owner, NULL, 1, NULL, done, data);
 }
