@@ -72,11 +72,6 @@ static void on_followup(void *data, int status)
     unref(op);
 }
 
-static void on_left(void *data)
-{
-    on_followup(data, 0);
-}
-
 /* The acquisition ends with status. Its follow-ups go first, on the line
  * of its tries and behind them: the give-back of a level it may have
  * taken (undo() asked for one) and, if it gave up, the leave of the
@@ -111,7 +106,7 @@ static void complete(rdl__acquire *op, int status)
     }
     if (status != 0) {
         op->refs++;
-        if (rdl__waitq_leave(op, on_left, op))
+        if (rdl__waitq_leave(op, on_followup, op))
             op->followups++;
         else
             op->refs--;

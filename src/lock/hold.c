@@ -21,6 +21,14 @@ struct rdl__auto {
     char member[72]; /* [prefix] owner string */
 };
 
+/* A hold the client believes valid: not reported lost, its lease not run
+ * out (an auto hold's watchdog still renews it). Mutex held. */
+static int believed(const rdl__hold *h, uint64_t now)
+{
+    return h != NULL && !h->lost && h->count >= 1 &&
+           (h->wd != NULL || h->deadline > now);
+}
+
 static rdl__hold *find_hold(const rdl_lock_t *lock, rdl_owner_t owner)
 {
     size_t i;
@@ -165,14 +173,13 @@ int rdl__hold_lost_unnoticed(rdl_lock_t *lock, rdl_owner_t owner)
 {
     rdl__hold *h;
     rdl__auto *rec = NULL;
-    int believed;
+    int valid;
     uint64_t now = rdl__now_ms(), since = 0, token = 0;
 
     uv_mutex_lock(&lock->mu);
     h = find_hold(lock, owner);
-    believed = h != NULL && !h->lost && h->count >= 1 &&
-               (h->wd != NULL || h->deadline > now);
-    if (believed) {
+    valid = believed(h, now);
+    if (valid) {
         rec = h->wd;
         h->wd = NULL;
         h->lost = 1;
@@ -181,14 +188,14 @@ int rdl__hold_lost_unnoticed(rdl_lock_t *lock, rdl_owner_t owner)
         token = h->token;
     }
     uv_mutex_unlock(&lock->mu);
-    if (believed)
+    if (valid)
         rdl__lock_event(lock, RDL_EVENT_LOST, owner, 0, (int64_t)(now - since),
                         token);
     if (rec != NULL) {
         rdl__wd_remove(&rec->wd); /* its done callback frees it */
         rdl__lock_report_lost(lock, owner, RDL_ELOST);
     }
-    return believed;
+    return valid;
 }
 
 void rdl__hold_releasing(rdl_lock_t *lock, rdl_owner_t owner)
@@ -326,7 +333,7 @@ uint32_t rdl__hold_believed(const rdl_lock_t *lock, rdl_owner_t owner)
     uint64_t now = rdl__now_ms();
     uv_mutex_lock(&l->mu);
     h = find_hold(l, owner);
-    if (h != NULL && !h->lost && (h->wd != NULL || h->deadline > now))
+    if (believed(h, now))
         count = h->count;
     uv_mutex_unlock(&l->mu);
     return count;

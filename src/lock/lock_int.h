@@ -284,10 +284,11 @@ void rdl__waitq_queued(rdl__acquire *op);
 void rdl__waitq_stop(rdl__acquire *op);
 /* The acquisition ended without a grant: if a try queued the owner, takes
  * it out of the queue (on the tries' line, an unknown outcome sent again)
- * and returns 1; done(data) follows once, when the leave was answered or
- * given up. 0: nothing to take out, or it could not be sent (the entry
- * then expires by its queue lease); done is not called. */
-int rdl__waitq_leave(rdl__acquire *op, void (*done)(void *data), void *data);
+ * and returns 1; done(data, status) follows once, when the leave was answered
+ * or given up. 0: nothing to take out, or it could not be sent (the entry then
+ * expires by its queue lease); done is not called. */
+int rdl__waitq_leave(rdl__acquire *op, void (*done)(void *data, int status),
+                     void *data);
 
 /* How long the registration of a plain lock's waiter lasts after its try
  * (scripts/lib/waiters.lua); the waiter tries again before that. */

@@ -74,17 +74,16 @@ void rdl__waitq_queued(rdl__acquire *op)
 typedef struct leave_call {
     rdl_lock_t *lock; /* a reference */
     char owner[64];
-    void (*done)(void *data);
+    void (*done)(void *data, int status);
     void *data;
     int unknown;
 } leave_call;
 
 static int send_leave(leave_call *k);
 
-static void left(leave_call *k)
+static void left(leave_call *k, int status)
 {
-    if (k->done != NULL)
-        k->done(k->data);
+    k->done(k->data, status);
     rdl__lock_unref(k->lock);
     rdl__free(k);
 }
@@ -101,7 +100,7 @@ static void on_left(void *data, int status, const redisReply *r,
             return;
     }
     /* Answered, or given up: an entry left expires by its queue lease. */
-    left(k);
+    left(k, status);
 }
 
 /* Runs the kind's leave script: ARGV = owner, publish command, channel.
@@ -129,7 +128,8 @@ void rdl__waitq_stop(rdl__acquire *op)
     }
 }
 
-int rdl__waitq_leave(rdl__acquire *op, void (*done)(void *data), void *data)
+int rdl__waitq_leave(rdl__acquire *op, void (*done)(void *data, int status),
+                     void *data)
 {
     rdl_lock_t *lock = op->lock;
     leave_call *k;
