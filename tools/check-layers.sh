@@ -28,7 +28,8 @@ root=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 #   fair, rwlock, semaphore
 #               script kinds
 #   multilock   composites: only the extension interface of the lock
-#               layer (lock/lock_ext.h) and the allocator (core/alloc.h)
+#               layer (lock/lock_ext.h), the allocator (core/alloc.h) and
+#               the clock (core/clock.h)
 #   latch       the count-down latch: scripts, the hub and the sync facade
 #               of core; no lock machinery
 declare -A allowed=(
@@ -42,7 +43,7 @@ declare -A allowed=(
     [fair]="core watchdog lock"
     [rwlock]="core watchdog lock"
     [semaphore]="core watchdog lock"
-    [multilock]="lock/lock_ext.h core/alloc.h"
+    [multilock]="lock/lock_ext.h core/alloc.h core/clock.h"
     [latch]="core"
 )
 

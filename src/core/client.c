@@ -25,11 +25,6 @@
 #define DEFAULT_COMMAND_MS 3000
 #define DEFAULT_WATCHDOG_MS 30000
 
-uint64_t rdl__now_ms(void)
-{
-    return uv_hrtime() / 1000000u;
-}
-
 int rdl_client_new(rdl_client_t **out)
 {
     rdl_client_t *c;

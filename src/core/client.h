@@ -13,6 +13,7 @@
 
 #include <uv.h>
 
+#include "clock.h"
 #include "conn.h"
 #include "queue.h"
 #include "rdl.h"
@@ -179,7 +180,5 @@ void rdl__client_active_remove(rdl__active *a);
  * Callers test c->event_cb first, so that building the event costs
  * nothing when nobody listens. */
 void rdl__client_event(rdl_client_t *c, const rdl_event_t *ev);
-/* Monotonic milliseconds. Any thread. */
-uint64_t rdl__now_ms(void);
 
 #endif
