@@ -8,7 +8,8 @@
 #define RDL_CLUSTER_INT_H
 
 #include "core/alloc.h"
-#include "core/client.h"
+#include "core/clock.h"
+#include "core/queue.h"
 #include "core/conn.h"
 #include "core/errmsg.h"
 #include "core/reply.h"
@@ -41,7 +42,7 @@ typedef struct rdl__rcmd rdl__rcmd;
 
 struct rdl__cluster {
     rdl__router base; /* first: the router is the cluster */
-    rdl_client_t *c;
+    rdl__net *net;
     rdl__queue nodes;
     rdl__node *slots[RDL__SLOTS]; /* NULL: no master known */
     int sharded;                  /* servers have SSUBSCRIBE/SPUBLISH */

@@ -73,24 +73,25 @@ static void arm(rdl__cluster *cl)
 /* The final code of a retried failure: internal codes never leave. */
 static int final_status(rdl__rcmd *rc, int status)
 {
-    rdl_client_t *c = rc->cl->c;
+    rdl__net *net = rc->cl->net;
     switch (status) {
     case RDL__ETRYAGAIN:
-        rdl__errmsg_set(c,
+        rdl__errmsg_set(net->owner,
                         "slot %u is being migrated (TRYAGAIN) for longer "
                         "than the command timeout",
                         rc->slot);
         return RDL_EREDIRECT;
     case RDL__ELOADING:
-        rdl__errmsg_set(c, "the master of slot %u is loading its dataset",
+        rdl__errmsg_set(net->owner,
+                        "the master of slot %u is loading its dataset",
                         rc->slot);
         return RDL_ECONNREFUSED;
     case RDL_ECLUSTERDOWN:
-        rdl__errmsg_set(c, "the cluster is down (slot %u)", rc->slot);
+        rdl__errmsg_set(net->owner, "the cluster is down (slot %u)", rc->slot);
         return status;
     case RDL_ECONNREFUSED:
         if (rc->sent_to != NULL)
-            rdl__errmsg_set(c,
+            rdl__errmsg_set(net->owner,
                             "the master of slot %u (%s:%d) could not be "
                             "reached within the command timeout",
                             rc->slot, rc->sent_to->host, rc->sent_to->port);
@@ -164,14 +165,14 @@ static void redirect(rdl__rcmd *rc, int status, const redisReply *r)
     rdl__node *n;
 
     if (!rdl__reply_redirect(r, &slot, host, sizeof(host), &port)) {
-        rdl__errmsg_set(cl->c, "malformed redirect from %s:%d: %.200s",
+        rdl__errmsg_set(cl->net->owner, "malformed redirect from %s:%d: %.200s",
                         rc->sent_to->host, rc->sent_to->port, r->str);
         complete(rc, RDL_EPROTO, NULL, 0);
         return;
     }
-    RDL__STAT_INC(cl->c, redirects);
+    RDL__STAT_INC(cl->net, redirects);
     if (++rc->redirects > RDL__REDIRECT_BUDGET) {
-        rdl__errmsg_set(cl->c,
+        rdl__errmsg_set(cl->net->owner,
                         "slot %u: %d redirects followed; the last: %.200s",
                         rc->slot, RDL__REDIRECT_BUDGET, r->str);
         complete(rc, RDL_EREDIRECT, NULL, 0);
@@ -277,7 +278,7 @@ int rdl__cluster_send(rdl__cluster *cl, unsigned slot, rdl__line line,
     rc->cl = cl;
     rc->slot = slot & (RDL__SLOTS - 1);
     rc->line = line;
-    rc->deadline = rdl__now_ms() + (uint64_t)cl->c->command_ms;
+    rc->deadline = rdl__now_ms() + (uint64_t)cl->net->command_ms;
     rc->fn = fn;
     rc->data = data;
     rc->len = len;

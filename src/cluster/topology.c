@@ -83,7 +83,7 @@ rdl__node *rdl__node_get(rdl__cluster *cl, const char *host, int port)
 rdl__conn *rdl__node_cmd(rdl__node *n)
 {
     if (n->cmd == NULL) {
-        n->cmd = rdl__conn_new(n->cl->c, RDL__CONN_CMD, n->host, n->port,
+        n->cmd = rdl__conn_new(n->cl->net, RDL__CONN_CMD, n->host, n->port,
                                &node_events, n);
         if (n->cmd != NULL)
             rdl__conn_start(n->cmd);
@@ -98,7 +98,7 @@ rdl__conn *rdl__node_line(rdl__node *n, rdl__line line)
     if (n->dur == NULL) {
         /* Its drop says the node is gone as well as the main line's: a
          * client that only made durable grants there may have no other. */
-        n->dur = rdl__conn_new(n->cl->c, RDL__CONN_CMD, n->host, n->port,
+        n->dur = rdl__conn_new(n->cl->net, RDL__CONN_CMD, n->host, n->port,
                                &node_events, n);
         if (n->dur != NULL) {
             rdl__conn_note_replicas(n->dur, n->replicas);
@@ -142,7 +142,7 @@ static rdl__conn *cl_sub(rdl__router *r, unsigned slot,
     n = rdl__cluster_owner(cl, slot);
     if (n->sub == NULL) {
         n->sub =
-            rdl__conn_new(cl->c, RDL__CONN_SUB, n->host, n->port, ev, data);
+            rdl__conn_new(cl->net, RDL__CONN_SUB, n->host, n->port, ev, data);
         if (n->sub != NULL)
             rdl__conn_start(n->sub);
     }
@@ -183,7 +183,7 @@ static int cl_masters(rdl__router *r, unsigned *slots, size_t cap, size_t *n)
     for (i = 0; i < RDL__SLOTS; i++) {
         if (cl->slots[i] != NULL)
             continue;
-        rdl__errmsg_set(cl->c,
+        rdl__errmsg_set(cl->net->owner,
                         cl->started ? "no master known for slot %u"
                                     : "no slot table yet (slot %u)",
                         i);
@@ -318,11 +318,12 @@ static void on_slots(void *data, int status, const redisReply *r,
         return;
     }
     if (r != NULL && r->type == REDIS_REPLY_ERROR)
-        rdl__errmsg_set(cl->c, "CLUSTER SLOTS on %s:%d: %.200s", n->host,
-                        n->port, r->str);
+        rdl__errmsg_set(cl->net->owner, "CLUSTER SLOTS on %s:%d: %.200s",
+                        n->host, n->port, r->str);
     else if (status == RDL_EPROTO)
-        rdl__errmsg_set(cl->c, "CLUSTER SLOTS on %s:%d: unexpected reply",
-                        n->host, n->port);
+        rdl__errmsg_set(cl->net->owner,
+                        "CLUSTER SLOTS on %s:%d: unexpected reply", n->host,
+                        n->port);
     probe_next(cl, status);
 }
 
@@ -384,7 +385,7 @@ static void probe_next(rdl__cluster *cl, int status)
             status = RDL_ENOMEM;
             continue;
         }
-        RDL__STAT_INC(cl->c, refreshes);
+        RDL__STAT_INC(cl->net, refreshes);
         return;
     }
 }
@@ -426,15 +427,15 @@ void rdl__cluster_refresh(rdl__cluster *cl)
 static void on_timer_closed(uv_handle_t *h)
 {
     rdl__cluster *cl = h->data;
-    rdl_client_t *c = cl->c;
+    rdl__net *net = cl->net;
     if (--cl->handles == 0)
         rdl__free(cl);
-    rdl__client_handle_closed(c);
+    rdl__net_handle_closed(net);
 }
 
 static const rdl__router_ops cl_ops;
 
-static rdl__router *cl_open(rdl_client_t *c, const rdl__router_events *ev,
+static rdl__router *cl_open(rdl__net *net, const rdl__router_events *ev,
                             void *data)
 {
     rdl__cluster *cl = rdl__calloc(1, sizeof(*cl));
@@ -444,21 +445,21 @@ static rdl__router *cl_open(rdl_client_t *c, const rdl__router_events *ev,
     cl->base.ops = &cl_ops;
     cl->base.ev = ev;
     cl->base.ev_data = data;
-    cl->c = c;
+    cl->net = net;
     rdl__queue_init(&cl->nodes);
     rdl__queue_init(&cl->delayed);
-    for (i = 0; i < c->url.nseeds; i++)
-        if (rdl__node_get(cl, c->url.seeds[i].host, c->url.seeds[i].port) ==
+    for (i = 0; i < net->url.nseeds; i++)
+        if (rdl__node_get(cl, net->url.seeds[i].host, net->url.seeds[i].port) ==
             NULL)
             break;
-    uv_timer_init(c->loop, &cl->refresh_timer);
+    uv_timer_init(net->loop, &cl->refresh_timer);
     cl->refresh_timer.data = cl;
-    uv_timer_init(c->loop, &cl->retry_timer);
+    uv_timer_init(net->loop, &cl->retry_timer);
     cl->retry_timer.data = cl;
     cl->handles = 2;
-    rdl__client_handle_opened(c);
-    rdl__client_handle_opened(c);
-    if (i < c->url.nseeds) {
+    rdl__net_handle_opened(net);
+    rdl__net_handle_opened(net);
+    if (i < net->url.nseeds) {
         rdl__cluster_close(cl);
         return NULL;
     }

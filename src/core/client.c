@@ -25,10 +25,23 @@
 #define DEFAULT_COMMAND_MS 3000
 #define DEFAULT_WATCHDOG_MS 30000
 
+static void destroy(rdl_client_t *c);
+
+/* The client's last libuv handle closed (net.h). */
+static void on_all_closed(rdl__net *n)
+{
+    rdl_client_t *c = RDL_CONTAINER_OF(n, rdl_client_t, net);
+    if (c->free_pending)
+        destroy(c); /* rdl_client_free() ran before the loop caught up */
+    else if (c->closer_waiting)
+        uv_sem_post(&c->closed_sem);
+}
+
 int rdl_client_new(rdl_client_t **out)
 {
     rdl_client_t *c;
     unsigned char raw[16];
+    int have_mu = 0, have_ready = 0;
 
     if (out == NULL)
         return RDL_EINVAL;
@@ -38,41 +51,34 @@ int rdl_client_new(rdl_client_t **out)
     c = rdl__calloc(1, sizeof(*c));
     if (c == NULL)
         return RDL_ENOMEM;
-    c->url.host = rdl__strdup("127.0.0.1");
-    c->url.port = 6379;
+    c->net.url.host = rdl__strdup("127.0.0.1");
+    c->net.url.port = 6379;
     c->prefix = rdl__strdup("rdl");
-    if (c->url.host == NULL || c->prefix == NULL ||
-        uv_mutex_init(&c->mu) != 0) {
-        rdl__url_clear(&c->url);
-        rdl__free(c->prefix);
-        rdl__free(c);
-        return RDL_ENOMEM;
+    if (c->net.url.host != NULL && c->prefix != NULL &&
+        (have_mu = uv_mutex_init(&c->mu) == 0) &&
+        (have_ready = uv_sem_init(&c->ready_sem, 0) == 0) &&
+        uv_sem_init(&c->closed_sem, 0) == 0) {
+        c->net.owner = c;
+        c->net.all_closed = on_all_closed;
+        c->net.connect_ms = DEFAULT_CONNECT_MS;
+        c->net.command_ms = DEFAULT_COMMAND_MS;
+        c->watchdog_ms = DEFAULT_WATCHDOG_MS;
+        randombytes_buf(raw, sizeof(raw));
+        sodium_bin2hex(c->net.id, sizeof(c->net.id), raw, sizeof(raw));
+        rdl__queue_init(&c->tasks);
+        rdl__queue_init(&c->active);
+        c->state = RDL__CLIENT_NEW;
+        *out = c;
+        return 0;
     }
-    if (uv_sem_init(&c->ready_sem, 0) != 0) {
-        uv_mutex_destroy(&c->mu);
-        rdl__url_clear(&c->url);
-        rdl__free(c->prefix);
-        rdl__free(c);
-        return RDL_ENOMEM;
-    }
-    if (uv_sem_init(&c->closed_sem, 0) != 0) {
+    if (have_ready)
         uv_sem_destroy(&c->ready_sem);
+    if (have_mu)
         uv_mutex_destroy(&c->mu);
-        rdl__url_clear(&c->url);
-        rdl__free(c->prefix);
-        rdl__free(c);
-        return RDL_ENOMEM;
-    }
-    c->connect_ms = DEFAULT_CONNECT_MS;
-    c->command_ms = DEFAULT_COMMAND_MS;
-    c->watchdog_ms = DEFAULT_WATCHDOG_MS;
-    randombytes_buf(raw, sizeof(raw));
-    sodium_bin2hex(c->id, sizeof(c->id), raw, sizeof(raw));
-    rdl__queue_init(&c->tasks);
-    rdl__queue_init(&c->active);
-    c->state = RDL__CLIENT_NEW;
-    *out = c;
-    return 0;
+    rdl__url_clear(&c->net.url);
+    rdl__free(c->prefix);
+    rdl__free(c);
+    return RDL_ENOMEM;
 }
 
 /* Configuration may change only before connect. */
@@ -99,8 +105,8 @@ int rdl_client_set_url(rdl_client_t *c, const char *url)
         rdl__errmsg_set(c, "%s", err);
         return rc;
     }
-    rdl__url_clear(&c->url);
-    c->url = u;
+    rdl__url_clear(&c->net.url);
+    c->net.url = u;
     return 0;
 }
 
@@ -115,8 +121,8 @@ int rdl_client_set_tls(rdl_client_t *c, const rdl_tls_options_t *opts)
         rdl__errmsg_set(c, "%s", err);
         return rc;
     }
-    rdl__tls_ctx_free(c->tls);
-    c->tls = x;
+    rdl__tls_ctx_free(c->net.tls);
+    c->net.tls = x;
     return 0;
 }
 
@@ -160,8 +166,8 @@ int rdl_client_set_timeouts_ms(rdl_client_t *c, int64_t connect_ms,
     if (!in_range(c, "connect timeout", connect_ms, 1, 3600000) ||
         !in_range(c, "command timeout", command_ms, 1, 3600000))
         return RDL_EINVAL;
-    c->connect_ms = connect_ms;
-    c->command_ms = command_ms;
+    c->net.connect_ms = connect_ms;
+    c->net.command_ms = command_ms;
     return 0;
 }
 
@@ -169,12 +175,12 @@ int rdl_client_set_timeouts_ms(rdl_client_t *c, int64_t connect_ms,
  * timeout would reset the connection under it. */
 static int durable_timeout_ok(rdl_client_t *c, int64_t timeout_ms)
 {
-    if (timeout_ms >= 1 && timeout_ms < c->command_ms)
+    if (timeout_ms >= 1 && timeout_ms < c->net.command_ms)
         return 1;
     rdl__errmsg_set(c,
                     "durability timeout %lld ms: must be 1.. and below the "
                     "command timeout (%lld ms)",
-                    (long long)timeout_ms, (long long)c->command_ms);
+                    (long long)timeout_ms, (long long)c->net.command_ms);
     return 0;
 }
 
@@ -221,8 +227,8 @@ int rdl_client_set_durability(rdl_client_t *c, int replicas, int64_t timeout_ms)
     }
     if (replicas != 0 && !durable_timeout_ok(c, timeout_ms))
         return RDL_EINVAL;
-    c->durable_replicas = replicas;
-    c->durable_timeout_ms = timeout_ms;
+    c->net.durable_replicas = replicas;
+    c->net.durable_timeout_ms = timeout_ms;
     return 0;
 }
 
@@ -239,7 +245,7 @@ int rdl_client_set_loop(rdl_client_t *c, struct uv_loop_s *loop)
 
 const char *rdl_client_id(const rdl_client_t *c)
 {
-    return c != NULL ? c->id : "";
+    return c != NULL ? c->net.id : "";
 }
 
 int rdl_client_stats(const rdl_client_t *c, rdl_client_stats_t *out)
@@ -250,7 +256,7 @@ int rdl_client_stats(const rdl_client_t *c, rdl_client_stats_t *out)
     if (c == NULL || out == NULL)
         return RDL_EINVAL;
     /* The struct is all uint64_t counters. */
-    src = (const uint64_t *)&c->stats;
+    src = (const uint64_t *)&c->net.stats;
     dst = (uint64_t *)out;
     for (i = 0; i < sizeof(*out) / sizeof(uint64_t); i++)
         dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
@@ -262,7 +268,7 @@ int rdl_client_stats(const rdl_client_t *c, rdl_client_stats_t *out)
 int rdl__client_on_loop(const rdl_client_t *c)
 {
     uv_thread_t self = uv_thread_self();
-    return c->loop != NULL && uv_thread_equal(&self, &c->loop_tid);
+    return c->net.loop != NULL && uv_thread_equal(&self, &c->loop_tid);
 }
 
 int rdl__client_check_async(const rdl_client_t *c)
@@ -289,12 +295,12 @@ uint64_t rdl__client_reqseq(rdl_client_t *c)
 
 void rdl__client_reqid_of(const rdl_client_t *c, uint64_t seq, char out[64])
 {
-    snprintf(out, 64, "%s:%llx", c->id, (unsigned long long)seq);
+    snprintf(out, 64, "%s:%llx", c->net.id, (unsigned long long)seq);
 }
 
 void rdl__client_owner(const rdl_client_t *c, rdl_owner_t owner, char out[64])
 {
-    snprintf(out, 64, "%s:%llu", c->id, (unsigned long long)owner);
+    snprintf(out, 64, "%s:%llu", c->net.id, (unsigned long long)owner);
 }
 
 rdl__conn *rdl__client_route(rdl_client_t *c, const char *key)
@@ -346,7 +352,7 @@ int rdl__client_masters(rdl_client_t *c, unsigned *slots, size_t cap, size_t *n)
 
 int rdl__client_acquire_line(const rdl_client_t *c)
 {
-    return c->durable_replicas != 0 ? RDL__LINE_DURABLE : RDL__LINE_MAIN;
+    return c->net.durable_replicas != 0 ? RDL__LINE_DURABLE : RDL__LINE_MAIN;
 }
 
 const char *rdl__client_publish_cmd(const rdl_client_t *c)
@@ -363,23 +369,6 @@ void rdl__client_active_remove(rdl__active *a)
 {
     if (rdl__queue_linked(&a->node))
         rdl__queue_remove(&a->node);
-}
-
-void rdl__client_handle_opened(rdl_client_t *c)
-{
-    c->open_handles++;
-}
-
-static void destroy(rdl_client_t *c);
-
-void rdl__client_handle_closed(rdl_client_t *c)
-{
-    if (--c->open_handles != 0)
-        return;
-    if (c->free_pending)
-        destroy(c); /* rdl_client_free() ran before the loop caught up */
-    else if (c->closer_waiting)
-        uv_sem_post(&c->closed_sem);
 }
 
 /* ---- tasks -------------------------------------------------------------- */
@@ -419,7 +408,8 @@ static void run_tasks(rdl_client_t *c, int status)
 
 static void on_wake_closed(uv_handle_t *h)
 {
-    rdl__client_handle_closed(h->data);
+    rdl_client_t *c = h->data;
+    rdl__net_handle_closed(&c->net);
 }
 
 /* Loop thread: ends everything, in an order that lets each layer see its
@@ -518,7 +508,7 @@ static void loop_main(void *arg)
     rdl_client_t *c = arg;
     block_signals();
     c->loop_tid = uv_thread_self();
-    uv_run(c->loop, UV_RUN_DEFAULT);
+    uv_run(c->net.loop, UV_RUN_DEFAULT);
 }
 
 /* Any thread but the loop's: stops the loop side and waits for it. The
@@ -536,7 +526,7 @@ static void stop(rdl_client_t *c)
         uv_sem_wait(&c->closed_sem);
     }
     c->closer_waiting = 0;
-    c->loop = NULL;
+    c->net.loop = NULL;
 }
 
 static void set_state(rdl_client_t *c, int state)
@@ -557,34 +547,34 @@ int rdl_client_connect(rdl_client_t *c)
                                : "the client is closed");
         return c->state == RDL__CLIENT_RUNNING ? RDL_EINVAL : RDL_ECLOSED;
     }
-    if (c->open_handles != 0) {
+    if (c->net.handles != 0) {
         rdl__errmsg_set(c, "the previous connection is still closing");
         return RDL_EINVAL;
     }
-    if (c->durable_replicas != 0 &&
-        !durable_timeout_ok(c, c->durable_timeout_ms))
+    if (c->net.durable_replicas != 0 &&
+        !durable_timeout_ok(c, c->net.durable_timeout_ms))
         return RDL_EINVAL;
-    if (c->url.tls && c->tls == NULL) {
+    if (c->net.url.tls && c->net.tls == NULL) {
         char err[300];
-        if ((rc = rdl__tls_ctx_new(NULL, &c->tls, err, sizeof(err))) != 0) {
+        if ((rc = rdl__tls_ctx_new(NULL, &c->net.tls, err, sizeof(err))) != 0) {
             rdl__errmsg_set(c, "%s", err);
             return rc;
         }
     }
     if (c->user_loop != NULL) {
-        c->loop = c->user_loop;
+        c->net.loop = c->user_loop;
         c->loop_tid = uv_thread_self();
     } else {
         if (uv_loop_init(&c->own_loop) != 0)
             return RDL_ENOMEM;
-        c->loop = &c->own_loop;
+        c->net.loop = &c->own_loop;
     }
-    c->open_handles = 0;
-    uv_async_init(c->loop, &c->wake, on_wake);
+    c->net.handles = 0;
+    uv_async_init(c->net.loop, &c->wake, on_wake);
     c->wake.data = c;
-    rdl__client_handle_opened(c);
+    rdl__net_handle_opened(&c->net);
     c->hub = rdl__hub_new(c);
-    c->router = rdl__router_open(c, &router_events, c);
+    c->router = rdl__router_open(&c->net, &router_events, c);
     c->connect_status = 1; /* pending */
     set_state(c, RDL__CLIENT_RUNNING);
     if (c->hub == NULL || c->router == NULL) {
@@ -612,9 +602,9 @@ fail_no_thread:
     /* Run the shutdown on this thread: the loop has no other. */
     set_state(c, RDL__CLIENT_CLOSING);
     shutdown_loop(c);
-    uv_run(c->loop, UV_RUN_DEFAULT);
+    uv_run(c->net.loop, UV_RUN_DEFAULT);
     uv_loop_close(&c->own_loop);
-    c->loop = NULL;
+    c->net.loop = NULL;
     set_state(c, RDL__CLIENT_NEW);
     return rc;
 fail:
@@ -658,8 +648,8 @@ static void destroy(rdl_client_t *c)
     uv_sem_destroy(&c->ready_sem);
     uv_sem_destroy(&c->closed_sem);
     uv_mutex_destroy(&c->mu);
-    rdl__url_clear(&c->url);
-    rdl__tls_ctx_free(c->tls);
+    rdl__url_clear(&c->net.url);
+    rdl__tls_ctx_free(c->net.tls);
     rdl__free(c->prefix);
     rdl__free(c->batch);
     rdl__free(c);
@@ -671,7 +661,7 @@ void rdl_client_free(rdl_client_t *c)
         return;
     if (rdl_client_close(c) != 0)
         return; /* own loop thread: cannot free itself; see the header */
-    if (c->open_handles != 0)
+    if (c->net.handles != 0)
         c->free_pending = 1; /* the caller's loop finishes the close */
     else
         destroy(c);

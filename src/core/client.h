@@ -15,6 +15,7 @@
 
 #include "clock.h"
 #include "conn.h"
+#include "net.h"
 #include "queue.h"
 #include "rdl.h"
 #include "url.h"
@@ -55,30 +56,21 @@ enum rdl__client_state {
 
 struct rdl_client_s {
     /* Configuration, fixed once connected. */
-    rdl__url url;
-    struct rdl__tls_ctx *tls; /* tls.h: set by rdl_client_set_tls(), or
-                                 made with the defaults by a rediss
-                                 connect; used only if url.tls */
+    rdl__net net; /* what the connections and the deployment share: the
+                     URL, TLS, timeouts, durability, id, loop, stats */
     char *prefix;
-    int64_t connect_ms;
-    int64_t command_ms;
     int64_t watchdog_ms;
-    int durable_replicas;       /* 0: off; RDL_REPLICAS_ALL; or a count */
-    int64_t durable_timeout_ms; /* for WAIT */
     uv_loop_t *user_loop;
-    char id[33];
 
     /* Runtime. */
     int state; /* enum rdl__client_state; written under mu */
     uv_loop_t own_loop;
-    uv_loop_t *loop;
     uv_thread_t thread;    /* own-loop mode */
     uv_thread_t loop_tid;  /* the thread that runs the loop */
     uv_async_t wake;       /* runs posted tasks */
     uv_mutex_t mu;         /* guards state and tasks */
     rdl__queue tasks;      /* rdl__task, posted from any thread */
     rdl__queue active;     /* rdl__active, loop thread only */
-    unsigned open_handles; /* loop thread only */
     uv_sem_t closed_sem;   /* posted when every handle is closed */
     int closer_waiting;    /* a thread waits on closed_sem */
     int free_pending;      /* free when the last handle is closed */
@@ -90,16 +82,9 @@ struct rdl_client_s {
     rdl__batch *batch;        /* batch.c: calls waiting to go as one */
     struct rdl__watchdog *wd; /* src/watchdog; created by the first hold */
     uint64_t seq;             /* request ids; loop thread only */
-    int flushing;             /* conn.c: connection flushes running */
     rdl_event_cb event_cb;    /* events.c; loop thread once running */
     void *event_data;
-    rdl_client_stats_t stats;
 };
-
-/* Bumps a counter of rdl_client_stats(). */
-#define RDL__STAT_ADD(c, field, n)                                             \
-    __atomic_fetch_add(&(c)->stats.field, (uint64_t)(n), __ATOMIC_RELAXED)
-#define RDL__STAT_INC(c, field) RDL__STAT_ADD(c, field, 1)
 
 /* What every named object's constructor checks (any thread): a valid name
  * (keys.h; `what` names the object in the message: "lock", "latch") and a
@@ -171,9 +156,6 @@ unsigned rdl__client_slot(const rdl_client_t *c, const char *key);
  * servers have sharded pub/sub (Redis 7.0+), else "publish". Matches what
  * the hub subscribes with. */
 const char *rdl__client_publish_cmd(const rdl_client_t *c);
-/* Handle accounting, so close knows when everything is closed. */
-void rdl__client_handle_opened(rdl_client_t *c);
-void rdl__client_handle_closed(rdl_client_t *c);
 void rdl__client_active_add(rdl_client_t *c, rdl__active *a);
 void rdl__client_active_remove(rdl__active *a);
 /* events.c: hands ev to the event callback, if one is set (loop thread).

@@ -29,7 +29,8 @@
 #include <sodium.h>
 
 #include "alloc.h"
-#include "client.h"
+#include "clock.h"
+#include "net.h"
 #include "conn.h"
 #include "errmsg.h"
 #include "queue.h"
@@ -81,7 +82,7 @@ typedef struct wreq {
 } wreq;
 
 struct rdl__conn {
-    rdl_client_t *c;
+    rdl__net *net;
     rdl__conn_role role;
     char *host;
     int port;
@@ -133,13 +134,13 @@ static void io_failed(rdl__conn *cn, int n);
 /* One of the connection's handles is closed; the last one frees it. */
 static void handle_gone(rdl__conn *cn)
 {
-    rdl_client_t *c = cn->c;
+    rdl__net *net = cn->net;
     if (--cn->handles == 0 && cn->state == CLOSED) {
         rdl__free(cn->host);
         rdl__free(cn->rbuf);
         rdl__free(cn);
     }
-    rdl__client_handle_closed(c);
+    rdl__net_handle_closed(net);
 }
 
 static void on_handle_closed(uv_handle_t *h)
@@ -180,22 +181,21 @@ static cmd *pop(rdl__queue *q)
 }
 
 /* Runs a command's callback, with when the command was written. */
-static void finish(cmd *k, rdl_client_t *c, int status, const redisReply *r)
+static void finish(cmd *k, int status, const redisReply *r)
 {
-    (void)c;
     if (k->fn != NULL)
         k->fn(k->data, status, r, k->written);
     rdl__free(k->buf);
     rdl__free(k);
 }
 
-static void fail_queue(rdl__conn *cn, rdl__queue *q, int status)
+static void fail_queue(rdl__queue *q, int status)
 {
     cmd *k;
     while ((k = pop(q)) != NULL) {
         if (k->handshake)
             k->fn = NULL;
-        finish(k, cn->c, status, NULL);
+        finish(k, status, NULL);
     }
 }
 
@@ -214,7 +214,7 @@ static void fail_sent(rdl__conn *cn)
     while ((k = pop(&cn->sent)) != NULL) {
         if (k->handshake)
             k->fn = NULL;
-        finish(k, cn->c, written > 0 ? RDL_ECONNLOST : RDL_ECLOSED, NULL);
+        finish(k, written > 0 ? RDL_ECONNLOST : RDL_ECLOSED, NULL);
         if (written > 0)
             written--;
     }
@@ -238,7 +238,7 @@ static void start_flusher(rdl__conn *cn)
     if (cn->state == CLOSED || uv_is_active((uv_handle_t *)&cn->flusher))
         return;
     uv_prepare_start(&cn->flusher, on_flush);
-    if (cn->c->flushing > 0 && !cn->in_flush)
+    if (cn->net->flushing > 0 && !cn->in_flush)
         uv_idle_start(&cn->kick, on_kick);
 }
 
@@ -438,12 +438,12 @@ static void flush(rdl__conn *cn)
 static void on_flush(uv_prepare_t *p)
 {
     rdl__conn *cn = p->data;
-    rdl_client_t *c = cn->c; /* cn may be closed by what the flush runs */
-    c->flushing++;
+    rdl__net *net = cn->net; /* cn may be closed by what the flush runs */
+    net->flushing++;
     cn->in_flush = 1;
     flush(cn);
     cn->in_flush = 0;
-    c->flushing--;
+    net->flushing--;
 }
 
 /* A command whose bytes were just appended to the write buffer: they leave
@@ -469,7 +469,7 @@ static void write_unsent(rdl__conn *cn)
         k->buf = NULL;
         rdl__queue_remove(&k->node);
         to_sent(cn, k);
-        RDL__STAT_INC(cn->c, commands);
+        RDL__STAT_INC(cn->net, commands);
     }
 }
 
@@ -485,14 +485,14 @@ int rdl__conn_send(rdl__conn *cn, const char *buf, size_t len, rdl__reply_fn fn,
     rdl__queue_init(&k->node);
     k->fn = fn;
     k->data = data;
-    k->deadline = rdl__now_ms() + (uint64_t)cn->c->command_ms;
+    k->deadline = rdl__now_ms() + (uint64_t)cn->net->command_ms;
     if (cn->state == READY) {
         if (append(cn, buf, len) != 0) {
             rdl__free(k);
             return RDL_ENOMEM;
         }
         to_sent(cn, k);
-        RDL__STAT_INC(cn->c, commands);
+        RDL__STAT_INC(cn->net, commands);
     } else {
         k->buf = rdl__malloc(len);
         if (k->buf == NULL) {
@@ -559,10 +559,10 @@ static void drop(rdl__conn *cn, int status, const char *why)
     delay = delay / 2 + randombytes_uniform(delay / 2 + 1);
     uv_timer_start(&cn->timer, on_backoff, delay, 0);
 
-    rdl__errmsg_set(cn->c, "%s %s: %s", was_ready ? "connection to" : "connect",
-                    cn->addr, why);
+    rdl__errmsg_set(cn->net->owner, "%s %s: %s",
+                    was_ready ? "connection to" : "connect", cn->addr, why);
     /* Written commands may or may not have run. */
-    fail_queue(cn, &cn->sent, RDL_ECONNLOST);
+    fail_queue(&cn->sent, RDL_ECONNLOST);
     uv_timer_stop(&cn->cmd_timer);
     arm_cmd_timer(cn);
     if (cn->ev->down != NULL)
@@ -579,15 +579,15 @@ static void on_cmd_timer(uv_timer_t *t)
         k = RDL_CONTAINER_OF(rdl__queue_head(&cn->sent), cmd, node);
         if (k->deadline <= now) {
             rdl__queue_remove(&k->node);
-            RDL__STAT_INC(cn->c, cmd_timeouts);
+            RDL__STAT_INC(cn->net, cmd_timeouts);
             /* Later replies can no longer be matched to their commands, so
              * the connection is reset first; commands that the callback
              * sends then wait for the new connection. */
             cn->attempt = 0;
             drop(cn, RDL_ECONNLOST, "reset after a command timeout");
-            rdl__errmsg_set(cn->c, "%s: no reply within %lld ms", cn->addr,
-                            (long long)cn->c->command_ms);
-            finish(k, cn->c, RDL_ECMDTIMEOUT, NULL);
+            rdl__errmsg_set(cn->net->owner, "%s: no reply within %lld ms",
+                            cn->addr, (long long)cn->net->command_ms);
+            finish(k, RDL_ECMDTIMEOUT, NULL);
         }
     }
     while (!rdl__queue_empty(&cn->unsent)) {
@@ -595,9 +595,9 @@ static void on_cmd_timer(uv_timer_t *t)
         if (k->deadline > now)
             break;
         rdl__queue_remove(&k->node);
-        rdl__errmsg_set(cn->c, "not connected to %s within %lld ms", cn->addr,
-                        (long long)cn->c->command_ms);
-        finish(k, cn->c, RDL_ECONNREFUSED, NULL);
+        rdl__errmsg_set(cn->net->owner, "not connected to %s within %lld ms",
+                        cn->addr, (long long)cn->net->command_ms);
+        finish(k, RDL_ECONNREFUSED, NULL);
     }
     arm_cmd_timer(cn);
 }
@@ -629,7 +629,7 @@ static void dispatch(rdl__conn *cn, const redisReply *r)
         drop(cn, RDL_EPROTO, "reply without a command");
         return;
     }
-    finish(k, cn->c, code > 0 ? 0 : code, r);
+    finish(k, code > 0 ? 0 : code, r);
 }
 
 /* Decodes and dispatches what the reader holds. */
@@ -756,7 +756,7 @@ static void on_ready(rdl__conn *cn)
     cn->state = READY;
     cn->attempt = 0;
     cn->gen++;
-    RDL__STAT_INC(cn->c, connects);
+    RDL__STAT_INC(cn->net, connects);
     write_unsent(cn);
     if (cn->ev->ready != NULL)
         cn->ev->ready(cn, cn->data);
@@ -815,14 +815,14 @@ static int handshake_cmd(rdl__conn *cn, int argc, const char **argv,
 
 static void start_handshake(rdl__conn *cn)
 {
-    rdl_client_t *c = cn->c;
+    const rdl__net *net = cn->net;
     char db[16], name[64];
     const char *argv[3];
     int rc = 0;
 
-    const char *user = cn->login_set ? cn->login_user : c->url.user;
-    const char *pass = cn->login_set ? cn->login_pass : c->url.pass;
-    int dbn = cn->login_set ? cn->login_db : c->url.db;
+    const char *user = cn->login_set ? cn->login_user : net->url.user;
+    const char *pass = cn->login_set ? cn->login_pass : net->url.pass;
+    int dbn = cn->login_set ? cn->login_db : net->url.db;
 
     cn->state = HANDSHAKE;
     cn->handshakes = 0;
@@ -839,7 +839,7 @@ static void start_handshake(rdl__conn *cn)
         rc = handshake_cmd(cn, 2, argv, on_handshake_reply);
     }
     if (rc == 0) {
-        snprintf(name, sizeof(name), "rdl:%s:%s", c->id,
+        snprintf(name, sizeof(name), "rdl:%s:%s", net->id,
                  cn->role == RDL__CONN_CMD ? "cmd" : "sub");
         argv[0] = "CLIENT";
         argv[1] = "SETNAME";
@@ -866,9 +866,10 @@ static void on_connect(uv_connect_t *req, int status)
         return;
     }
     uv_read_start((uv_stream_t *)&sk->tcp, on_alloc, on_read);
-    if (cn->c->url.tls) {
+    if (cn->net->url.tls) {
         char why[256];
-        int rc = rdl__tls_new(cn->c->tls, cn->host, &cn->tls, why, sizeof(why));
+        int rc =
+            rdl__tls_new(cn->net->tls, cn->host, &cn->tls, why, sizeof(why));
         if (rc != 0) {
             drop(cn, rc, why);
             return;
@@ -889,12 +890,12 @@ static void connect_to(rdl__conn *cn, const struct sockaddr *sa)
         return;
     }
     sk->cn = cn;
-    uv_tcp_init(cn->c->loop, &sk->tcp);
+    uv_tcp_init(cn->net->loop, &sk->tcp);
     sk->tcp.data = sk;
     sk->creq.data = sk;
     cn->sk = sk;
     cn->handles++;
-    rdl__client_handle_opened(cn->c);
+    rdl__net_handle_opened(cn->net);
     uv_tcp_nodelay(&sk->tcp, 1);
     cn->state = CONNECTING;
     rc = uv_tcp_connect(&sk->creq, &sk->tcp, sa, on_connect);
@@ -928,12 +929,12 @@ static void on_connect_timeout(uv_timer_t *t)
     if (cn->state == TLS_HANDSHAKE) {
         snprintf(why, sizeof(why),
                  "TLS: no handshake within %lld ms (is this a TLS port?)",
-                 (long long)cn->c->connect_ms);
+                 (long long)cn->net->connect_ms);
         drop(cn, RDL_ETLS, why);
         return;
     }
     snprintf(why, sizeof(why), "timed out after %lld ms",
-             (long long)cn->c->connect_ms);
+             (long long)cn->net->connect_ms);
     drop(cn, RDL_ECONNREFUSED, why);
 }
 
@@ -944,8 +945,8 @@ static void start_connect(rdl__conn *cn)
     resolve *res;
     int rc;
 
-    uv_timer_start(&cn->timer, on_connect_timeout, (uint64_t)cn->c->connect_ms,
-                   0);
+    uv_timer_start(&cn->timer, on_connect_timeout,
+                   (uint64_t)cn->net->connect_ms, 0);
     if (uv_ip4_addr(cn->host, cn->port, (struct sockaddr_in *)&ss) == 0 ||
         uv_ip6_addr(cn->host, cn->port, (struct sockaddr_in6 *)&ss) == 0) {
         connect_to(cn, (struct sockaddr *)&ss);
@@ -965,8 +966,8 @@ static void start_connect(rdl__conn *cn)
     {
         char port[8];
         snprintf(port, sizeof(port), "%d", cn->port);
-        rc = uv_getaddrinfo(cn->c->loop, &res->req, on_resolved, cn->host, port,
-                            &hints);
+        rc = uv_getaddrinfo(cn->net->loop, &res->req, on_resolved, cn->host,
+                            port, &hints);
     }
     if (rc != 0) {
         cn->res = NULL;
@@ -1039,10 +1040,10 @@ static void init_handle(rdl__conn *cn, uv_handle_t *h)
 {
     h->data = cn;
     cn->handles++;
-    rdl__client_handle_opened(cn->c);
+    rdl__net_handle_opened(cn->net);
 }
 
-rdl__conn *rdl__conn_new(rdl_client_t *c, rdl__conn_role role, const char *host,
+rdl__conn *rdl__conn_new(rdl__net *net, rdl__conn_role role, const char *host,
                          int port, const rdl__conn_events *ev, void *data)
 {
     rdl__conn *cn = rdl__calloc(1, sizeof(*cn));
@@ -1056,7 +1057,7 @@ rdl__conn *rdl__conn_new(rdl_client_t *c, rdl__conn_role role, const char *host,
         rdl__free(cn);
         return NULL;
     }
-    cn->c = c;
+    cn->net = net;
     cn->role = role;
     cn->port = port;
     cn->ev = ev;
@@ -1067,13 +1068,13 @@ rdl__conn *rdl__conn_new(rdl_client_t *c, rdl__conn_role role, const char *host,
     rdl__queue_init(&cn->sent);
     rdl__queue_init(&cn->confirm_next);
     rdl__queue_init(&cn->confirm_flight);
-    uv_timer_init(c->loop, &cn->timer);
+    uv_timer_init(net->loop, &cn->timer);
     init_handle(cn, (uv_handle_t *)&cn->timer);
-    uv_timer_init(c->loop, &cn->cmd_timer);
+    uv_timer_init(net->loop, &cn->cmd_timer);
     init_handle(cn, (uv_handle_t *)&cn->cmd_timer);
-    uv_prepare_init(c->loop, &cn->flusher);
+    uv_prepare_init(net->loop, &cn->flusher);
     init_handle(cn, (uv_handle_t *)&cn->flusher);
-    uv_idle_init(c->loop, &cn->kick);
+    uv_idle_init(net->loop, &cn->kick);
     init_handle(cn, (uv_handle_t *)&cn->kick);
     return cn;
 }
@@ -1104,7 +1105,7 @@ void rdl__conn_close(rdl__conn *cn)
      * outcome is unknown (the client closing is no excuse to call it a
      * caller error). Never written: they did not run. */
     fail_sent(cn);
-    fail_queue(cn, &cn->unsent, RDL_ECLOSED);
+    fail_queue(&cn->unsent, RDL_ECLOSED);
 }
 
 /* ---- confirmations (WAIT) ----------------------------------------------- */
@@ -1159,7 +1160,7 @@ static int send_wait(rdl__conn *cn, long long wanted)
     const char *argv[3] = {"WAIT", n, t};
     cn->confirm_wanted = wanted;
     snprintf(n, sizeof(n), "%lld", wanted);
-    snprintf(t, sizeof(t), "%lld", (long long)cn->c->durable_timeout_ms);
+    snprintf(t, sizeof(t), "%lld", (long long)cn->net->durable_timeout_ms);
     return rdl__conn_sendv(cn, 3, argv, NULL, on_confirm_wait, cn);
 }
 
@@ -1212,8 +1213,8 @@ static void on_confirm_role(void *data, int status, const redisReply *r,
 static int confirm_send(rdl__conn *cn)
 {
     static const char *role[1] = {"ROLE"};
-    if (cn->c->durable_replicas >= 0)
-        return send_wait(cn, cn->c->durable_replicas);
+    if (cn->net->durable_replicas >= 0)
+        return send_wait(cn, cn->net->durable_replicas);
     return rdl__conn_sendv(cn, 1, role, NULL, on_confirm_role, cn);
 }
 

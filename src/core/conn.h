@@ -12,6 +12,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "net.h"
 #include "rdl.h"
 
 typedef struct rdl__conn rdl__conn;
@@ -48,7 +49,7 @@ typedef struct rdl__conn_events {
     int (*unsubscribed)(rdl__conn *cn, const redisReply *r, void *data);
 } rdl__conn_events;
 
-rdl__conn *rdl__conn_new(rdl_client_t *c, rdl__conn_role role, const char *host,
+rdl__conn *rdl__conn_new(rdl__net *net, rdl__conn_role role, const char *host,
                          int port, const rdl__conn_events *ev, void *data);
 /* This connection logs in with these credentials and database instead of
  * the client's URL's (user and pass NULL: no AUTH; db 0: no SELECT). The

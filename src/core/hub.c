@@ -180,7 +180,7 @@ static void wake_target(entry *e, const char *owner, size_t len)
             return;
         }
         w->sleeping = 0;
-        RDL__STAT_INC(e->hub->c, wakeups);
+        RDL__STAT_INC(&e->hub->c->net, wakeups);
         w->fn(w, RDL__WAKE_MESSAGE);
         return;
     }
@@ -272,7 +272,7 @@ static void subscribe(entry *e)
 {
     e->state = SUBSCRIBING;
     e->sub = sub_for(e->hub, e);
-    RDL__STAT_INC(e->hub->c, subscribes);
+    RDL__STAT_INC(&e->hub->c->net, subscribes);
     send_channel_cmd(e, sharded(e->hub) ? "SSUBSCRIBE" : "SUBSCRIBE",
                      on_subscribed);
 }
@@ -353,13 +353,13 @@ static void on_sub_message(rdl__conn *cn, const redisReply *r, void *data)
     (void)cn;
     if (!rdl__reply_message(r, &ch, &chl, &msg, &msgl))
         return;
-    RDL__STAT_INC(h->c, messages);
+    RDL__STAT_INC(&h->c->net, messages);
     n = rdl__map_find(&h->map, ch, chl);
     if (n == NULL)
         return;
     e = RDL_CONTAINER_OF(n, entry, mnode);
     if (msgl == 1 && msg[0] == RDL__MSG_WAKE_ALL[0]) {
-        RDL__STAT_ADD(h->c, wakeups, e->nwaiters);
+        RDL__STAT_ADD(&h->c->net, wakeups, e->nwaiters);
         wake_all(e, RDL__WAKE_MESSAGE);
     } else if ((bar = memchr(msg, '|', msgl)) != NULL) {
         char num[24];
@@ -535,7 +535,7 @@ static void on_sweep_closed(uv_handle_t *t)
     rdl__hub *h = t->data;
     rdl_client_t *c = h->c;
     rdl__free(h);
-    rdl__client_handle_closed(c);
+    rdl__net_handle_closed(&c->net);
 }
 
 rdl__hub *rdl__hub_new(rdl_client_t *c)
@@ -546,9 +546,9 @@ rdl__hub *rdl__hub_new(rdl_client_t *c)
     h->c = c;
     rdl__map_init(&h->map);
     rdl__queue_init(&h->idle);
-    uv_timer_init(c->loop, &h->sweep);
+    uv_timer_init(c->net.loop, &h->sweep);
     h->sweep.data = h;
-    rdl__client_handle_opened(c);
+    rdl__net_handle_opened(&c->net);
     return h;
 }
 

@@ -23,7 +23,7 @@ static inline int rdl__outcome_unknown(int status)
  * final release, a force release, a count down). */
 static inline int64_t rdl__done_window_ms(const rdl_client_t *c)
 {
-    return c->command_ms * (RDL__UNKNOWN_RETRIES + 2) + 1000;
+    return c->net.command_ms * (RDL__UNKNOWN_RETRIES + 2) + 1000;
 }
 
 /* 1 if a retry of a request first sent at first_sent (monotonic ms) may
@@ -31,7 +31,7 @@ static inline int64_t rdl__done_window_ms(const rdl_client_t *c)
 static inline int rdl__retry_in_window(const rdl_client_t *c,
                                        uint64_t first_sent)
 {
-    return rdl__now_ms() - first_sent + (uint64_t)c->command_ms <
+    return rdl__now_ms() - first_sent + (uint64_t)c->net.command_ms <
            (uint64_t)rdl__done_window_ms(c);
 }
 

@@ -22,21 +22,20 @@
  * when it fails at once), never from inside the other ops, so the owner
  * may call ops from them.
  *
- * What a router may still call in core: the services core offers to every
- * layer below it, which carry no deployment knowledge: connections
- * (rdl__conn_*), reply parsing, slots, allocation, errmsg, now_ms, the
- * client's configuration (URL, timeouts, loop) and stats, and the handle
- * count. Handle counting (rdl__client_handle_opened/closed) stays a
- * downward-visible service on purpose: it is the client's lifetime
- * protocol for every uv handle opened on its loop (conn.c, the hub and
- * the watchdog use it too), so close can tell when the loop is drained;
- * it reports no deployment event and does not belong in the events. */
+ * A router knows nothing of the client above it: it is opened with the
+ * client's rdl__net (net.h: the URL, timeouts, loop, stats, the handle
+ * count) and uses only what lies below it in core: connections
+ * (conn.h), durability (durable.h), reply parsing, slots, allocation,
+ * errmsg and the clock. What it must tell the client goes through its
+ * events. */
 #ifndef RDL_CORE_ROUTER_H
 #define RDL_CORE_ROUTER_H
 
-#include "client.h"
 #include "conn.h"
+#include "net.h"
 #include "url.h"
+
+typedef struct rdl__router rdl__router;
 
 /* The command connections of a node. Durable writes (acquisitions that
  * must be confirmed by replicas, DESIGN §17) go on a line of their own,
@@ -112,13 +111,13 @@ typedef struct rdl__router_impl {
     /* 1 if this implementation serves the URL. */
     int (*accepts)(const rdl__url *u);
     /* Creates the router for c (not started); NULL when out of memory. */
-    rdl__router *(*open)(rdl_client_t *c, const rdl__router_events *ev,
+    rdl__router *(*open)(rdl__net *net, const rdl__router_events *ev,
                          void *data);
 } rdl__router_impl;
 
-/* src/deploy: the router of the implementation that serves c->url; NULL
+/* src/deploy: the router of the implementation that serves net->url; NULL
  * when out of memory. */
-rdl__router *rdl__router_open(rdl_client_t *c, const rdl__router_events *ev,
+rdl__router *rdl__router_open(rdl__net *net, const rdl__router_events *ev,
                               void *data);
 
 /* Calls for core, safe on NULL (no router: not connected, or closed). */

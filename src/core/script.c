@@ -78,7 +78,7 @@ static void on_reply(void *data, int status, const redisReply *r,
     (void)written_ms;
     if (status == RDL__ENOSCRIPT && !k->retried) {
         k->retried = 1;
-        RDL__STAT_INC(k->c, script_loads);
+        RDL__STAT_INC(&k->c->net, script_loads);
         status = send_eval(k);
         if (status == 0)
             return;
@@ -114,7 +114,7 @@ int rdl__script_run_line(rdl_client_t *c, int line, int id, int nkeys,
         rc = rdl__script_send(c, line, id, nkeys, keys, nargs, args, fn, data);
     }
     if (rc == 0)
-        RDL__STAT_INC(c, scripts);
+        RDL__STAT_INC(&c->net, scripts);
     return rc;
 }
 

@@ -13,12 +13,12 @@ static const rdl__router_impl *const impls[] = {
     &rdl__standalone_router,
 };
 
-rdl__router *rdl__router_open(rdl_client_t *c, const rdl__router_events *ev,
+rdl__router *rdl__router_open(rdl__net *net, const rdl__router_events *ev,
                               void *data)
 {
     size_t i;
     for (i = 0; i < sizeof(impls) / sizeof(impls[0]); i++)
-        if (impls[i]->accepts(&c->url))
-            return impls[i]->open(c, ev, data);
+        if (impls[i]->accepts(&net->url))
+            return impls[i]->open(net, ev, data);
     return NULL;
 }

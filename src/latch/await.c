@@ -54,7 +54,7 @@ static void on_timer_closed(uv_handle_t *h)
     latch_wait *op = h->data;
     rdl_client_t *c = op->c;
     rdl__free(op);
-    rdl__client_handle_closed(c);
+    rdl__net_handle_closed(&c->net);
 }
 
 static void complete(latch_wait *op, int status)
@@ -212,9 +212,9 @@ static void start(rdl__sync *s)
     rdl__queue_init(&op->active.node);
     op->active.abort = on_abort;
     op->active.stage = RDL__STAGE_OPERATION;
-    uv_timer_init(c->loop, &op->timer);
+    uv_timer_init(c->net.loop, &op->timer);
     op->timer.data = op;
-    rdl__client_handle_opened(c);
+    rdl__net_handle_opened(&c->net);
     rdl__client_active_add(c, &op->active);
     send_check(op);
 }

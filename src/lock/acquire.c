@@ -44,7 +44,7 @@ static void on_timer_closed(uv_handle_t *h)
     rdl__acquire *op = h->data;
     rdl_client_t *c = op->c; /* op->lock may be freed by now */
     unref(op);
-    rdl__client_handle_closed(c);
+    rdl__net_handle_closed(&c->net);
 }
 
 /* An answer to an operation that has already ended: the client closed
@@ -410,7 +410,7 @@ static void granted(rdl__acquire *op)
 {
     if (given_back_late(op, op->granted_count))
         return;
-    if (op->lock->c->durable_replicas != 0) {
+    if (op->lock->c->net.durable_replicas != 0) {
         confirm(op);
         return;
     }
@@ -484,7 +484,7 @@ static void take(rdl__acquire *op)
         complete(op, status);
         return;
     }
-    RDL__STAT_INC(lock->c, acquires);
+    RDL__STAT_INC(&lock->c->net, acquires);
     complete(op, 0);
 }
 
@@ -509,7 +509,7 @@ static void confirmed(rdl__acquire *op, int status, long long acked,
                         "lock \"%.200s\": %lld of %lld replicas confirmed the "
                         "grant within %lld ms; it was given back",
                         lock->name, acked, wanted,
-                        (long long)lock->c->durable_timeout_ms);
+                        (long long)lock->c->net.durable_timeout_ms);
         complete(op, RDL_ENOREPLICAS);
     } else {
         rdl__errmsg_set(lock->c,
@@ -562,7 +562,7 @@ static void send_try(rdl__acquire *op)
      * send did: the lease then ran from the earlier send. */
     if (op->unknown == 0)
         op->sent_at = rdl__now_ms();
-    RDL__STAT_INC(op->lock->c, attempts);
+    RDL__STAT_INC(&op->lock->c->net, attempts);
     op->refs++;
     rc = op->lock->kind->send_try(op, on_try);
     if (rc != 0) {
@@ -647,11 +647,11 @@ int rdl__acquire_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
     rdl__queue_init(&op->active.node);
     op->active.abort = on_abort;
     op->active.stage = RDL__STAGE_OPERATION;
-    uv_timer_init(c->loop, &op->timer);
+    uv_timer_init(c->net.loop, &op->timer);
     op->timer.data = op;
-    rdl__client_handle_opened(c);
+    rdl__net_handle_opened(&c->net);
 
-    RDL__STAT_INC(c, attempts);
+    RDL__STAT_INC(&c->net, attempts);
     op->waiter.since = rdl__hub_mark(c); /* as in send_try() */
     op->refs = 2;                        /* the timer, the try */
     rc = lock->kind->send_try(op, on_try);

@@ -48,7 +48,7 @@ int rdl__lock_create(rdl_client_t *c, const char *name,
     lock->channel = rdl__key(c->prefix, kind->name, name, "ch");
     if (lock->channel != NULL)
         lock->wake_channel = kind->queue != NULL && kind->queue->own_channel
-                                 ? rdl__client_channel(lock->channel, c->id)
+                                 ? rdl__client_channel(lock->channel, c->net.id)
                                  : lock->channel;
     for (i = 0; i < 2; i++)
         if (kind->aux_suffix[i] != NULL &&
@@ -285,10 +285,10 @@ int rdl__lock_order(const rdl_lock_t *x, const rdl_lock_t *y)
         return d;
     if ((d = strcmp(x->key_hold, y->key_hold)) != 0)
         return d;
-    if ((d = strcmp(x->c->url.host, y->c->url.host)) != 0)
+    if ((d = strcmp(x->c->net.url.host, y->c->net.url.host)) != 0)
         return d;
-    return (x->c->url.port > y->c->url.port) -
-           (x->c->url.port < y->c->url.port);
+    return (x->c->net.url.port > y->c->net.url.port) -
+           (x->c->net.url.port < y->c->net.url.port);
 }
 
 int rdl__lock_same(const rdl_lock_t *a, const rdl_lock_t *b)
@@ -298,11 +298,12 @@ int rdl__lock_same(const rdl_lock_t *a, const rdl_lock_t *b)
         return 0;
     if (a->c == b->c)
         return 1;
-    return a->c->url.port == b->c->url.port && a->c->url.db == b->c->url.db &&
-           strcmp(a->c->url.host, b->c->url.host) == 0;
+    return a->c->net.url.port == b->c->net.url.port &&
+           a->c->net.url.db == b->c->net.url.db &&
+           strcmp(a->c->net.url.host, b->c->net.url.host) == 0;
 }
 
 void rdl__lock_server(const rdl_lock_t *lock, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s:%d", lock->c->url.host, lock->c->url.port);
+    snprintf(buf, len, "%s:%d", lock->c->net.url.host, lock->c->net.url.port);
 }

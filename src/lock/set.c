@@ -30,7 +30,7 @@ int rdl__lock_set_eligible(rdl_lock_t *const *locks, size_t n)
         return 0;
     /* With durability each part's grant is confirmed on its own (the
      * acquisition path does that); the one-call path does not. */
-    if (locks[0]->c->durable_replicas != 0)
+    if (locks[0]->c->net.durable_replicas != 0)
         return 0;
     for (i = 0; i < n; i++) {
         const rdl_lock_t *p = locks[i];

@@ -82,7 +82,7 @@ static void note(rdl__sentinel *s, size_t i, const char *what)
 {
     size_t n = strlen(s->why);
     snprintf(s->why + n, sizeof(s->why) - n, "%s%s:%d (%s)", n ? ", " : "",
-             s->c->url.seeds[i].host, s->c->url.seeds[i].port, what);
+             s->net->url.seeds[i].host, s->net->url.seeds[i].port, what);
 }
 
 /* When to look again after a round that ended without a confirmed master
@@ -123,19 +123,19 @@ static void round_failed(rdl__sentinel *s)
     if (s->behind > 0 && rdl__now_ms() - s->event_at > STALE_MS)
         s->epoch = s->epoch_min = 0;
     if (s->unknown > 0)
-        rdl__errmsg_set(s->c, "no sentinel knows master \"%s\": %s", s->master,
-                        s->why);
+        rdl__errmsg_set(s->net->owner, "no sentinel knows master \"%s\": %s",
+                        s->master, s->why);
     else if (refused)
-        rdl__errmsg_set(s->c,
+        rdl__errmsg_set(s->net->owner,
                         "the sentinels refused the credentials for master "
                         "\"%s\" (%s): %s",
                         s->master,
-                        s->c->url.sentinel_pass != NULL
+                        s->net->url.sentinel_pass != NULL
                             ? "the URL's sentinel_password"
                             : "they want one: sentinel_password in the URL",
                         s->why);
     else
-        rdl__errmsg_set(s->c,
+        rdl__errmsg_set(s->net->owner,
                         "no sentinel could be asked for master \"%s\": %s",
                         s->master, s->why);
     if (!s->started)
@@ -219,7 +219,7 @@ static void ask_replicas(rdl__sentinel *s)
     const char *addr[3] = {"SENTINEL", "get-master-addr-by-name", s->master};
     const char *argv[3] = {"SENTINEL", "REPLICAS", s->master};
     rdl__conn *cn = s->sconn[s->good];
-    if (s->c->durable_replicas != RDL_REPLICAS_ALL || cn == NULL ||
+    if (s->net->durable_replicas != RDL_REPLICAS_ALL || cn == NULL ||
         s->rep_asking)
         return;
     s->rep_named = 0;
@@ -273,7 +273,7 @@ static void on_role(void *data, int status, const redisReply *r,
     master = rdl__reply_role_master(r);
     if (master != 1) {
         /* The sentinel's view is behind: ask again shortly. */
-        rdl__errmsg_set(s->c, "%s is not a master (yet)",
+        rdl__errmsg_set(s->net->owner, "%s is not a master (yet)",
                         rdl__conn_addr(s->cmd));
         rdl__sentinel_check_in(s, retry_ms(s));
         return;
@@ -388,9 +388,9 @@ static const rdl__conn_events watch_events = {on_watch_ready, NULL, on_event,
 static rdl__conn *sentinel_conn(rdl__sentinel *s, size_t i, rdl__conn_role role,
                                 const rdl__conn_events *ev)
 {
-    const rdl__url *u = &s->c->url;
+    const rdl__url *u = &s->net->url;
     rdl__conn *cn =
-        rdl__conn_new(s->c, role, u->seeds[i].host, u->seeds[i].port, ev, s);
+        rdl__conn_new(s->net, role, u->seeds[i].host, u->seeds[i].port, ev, s);
     if (cn != NULL)
         rdl__conn_set_login(cn, u->sentinel_user, u->sentinel_pass, 0);
     return cn;
@@ -495,7 +495,7 @@ static void on_sentinel_down(rdl__conn *cn, int status, void *data)
     if (i == s->nsentinels || s->closing)
         return;
     if (s->asking && (s->next + s->nsentinels - 1) % s->nsentinels == i) {
-        note(s, i, rdl__errmsg_get(s->c));
+        note(s, i, rdl__errmsg_get(s->net->owner));
         /* The handshake's AUTH (or, without a password, its first command)
          * was refused. */
         s->refused += status == RDL_EAUTH;

@@ -71,7 +71,7 @@ rdl__conn *rdl__sentinel_line(rdl__sentinel *s, rdl__line line)
         return s->cmd;
     if (s->dur == NULL && !s->closing) {
         s->dur = rdl__conn_new(
-            s->c, RDL__CONN_CMD, s->host != NULL ? s->host : s->c->url.host,
+            s->net, RDL__CONN_CMD, s->host != NULL ? s->host : s->net->url.host,
             s->host != NULL ? s->port : 0, &rdl__sentinel_master_events, s);
         /* The sentinels' count of the current master's replicas, noted
          * once: later answers are noted as they come (discover.c). Noting
@@ -114,10 +114,10 @@ void rdl__sentinel_park_timer(uv_timer_t *t)
         if (k->deadline > now)
             break;
         rdl__queue_remove(&k->qnode);
-        rdl__errmsg_set(s->c,
+        rdl__errmsg_set(s->net->owner,
                         "no master \"%s\" confirmed within the command "
                         "timeout (%lld ms)",
-                        s->master, (long long)s->c->command_ms);
+                        s->master, (long long)s->net->command_ms);
         complete(k, RDL_ECONNREFUSED, NULL, 0);
     }
     arm_park(s);
@@ -160,7 +160,7 @@ int rdl__sentinel_send(rdl__sentinel *s, rdl__line line, const char *cmd,
     rdl__queue_init(&k->qnode);
     k->s = s;
     k->line = line;
-    k->deadline = rdl__now_ms() + (uint64_t)s->c->command_ms;
+    k->deadline = rdl__now_ms() + (uint64_t)s->net->command_ms;
     k->fn = fn;
     k->data = data;
     k->len = len;
@@ -186,14 +186,14 @@ static void sn_start(rdl__router *r)
 static void on_timer_closed(uv_handle_t *h)
 {
     rdl__sentinel *s = h->data;
-    rdl_client_t *c = s->c;
+    rdl__net *net = s->net;
     if (--s->handles == 0) {
         rdl__free(s->host);
         rdl__free(s->sconn);
         rdl__free(s->watch);
         rdl__free(s);
     }
-    rdl__client_handle_closed(c);
+    rdl__net_handle_closed(net);
 }
 
 static void sn_close(rdl__router *r)
@@ -244,8 +244,8 @@ static rdl__conn *sn_sub(rdl__router *r, unsigned slot,
     if (s->sub == NULL) {
         /* The hub subscribes after a try answered by the master, so its
          * address is known; a switch later moves this connection too. */
-        s->sub = rdl__conn_new(s->c, RDL__CONN_SUB,
-                               s->host != NULL ? s->host : s->c->url.host,
+        s->sub = rdl__conn_new(s->net, RDL__CONN_SUB,
+                               s->host != NULL ? s->host : s->net->url.host,
                                s->host != NULL ? s->port : 0, ev, data);
         if (s->sub != NULL)
             rdl__conn_start(s->sub);
@@ -271,8 +271,8 @@ static int sn_masters(rdl__router *r, unsigned *slots, size_t cap, size_t *n)
 {
     rdl__sentinel *s = (rdl__sentinel *)r;
     if (s->host == NULL) {
-        rdl__errmsg_set(s->c, "no sentinel has named master \"%s\" yet",
-                        s->master);
+        rdl__errmsg_set(s->net->owner,
+                        "no sentinel has named master \"%s\" yet", s->master);
         return RDL_ECONNREFUSED;
     }
     if (cap > 0)
@@ -298,7 +298,7 @@ static int sn_accepts(const rdl__url *u)
     return u->sentinel;
 }
 
-static rdl__router *sn_open(rdl_client_t *c, const rdl__router_events *ev,
+static rdl__router *sn_open(rdl__net *net, const rdl__router_events *ev,
                             void *data)
 {
     rdl__sentinel *s = rdl__calloc(1, sizeof(*s));
@@ -307,24 +307,24 @@ static rdl__router *sn_open(rdl_client_t *c, const rdl__router_events *ev,
     s->base.ops = &ops;
     s->base.ev = ev;
     s->base.ev_data = data;
-    s->c = c;
-    s->master = c->url.master;
-    s->nsentinels = c->url.nseeds;
+    s->net = net;
+    s->master = net->url.master;
+    s->nsentinels = net->url.nseeds;
     s->replicas_up = -1;
     rdl__queue_init(&s->parked);
     s->sconn = rdl__calloc(s->nsentinels, sizeof(*s->sconn));
     s->watch = rdl__calloc(s->nsentinels, sizeof(*s->watch));
     /* The address is set when a sentinel names the master; until then
      * nothing is sent on it (commands are parked). */
-    s->cmd = rdl__conn_new(c, RDL__CONN_CMD, c->url.host, 0,
+    s->cmd = rdl__conn_new(net, RDL__CONN_CMD, net->url.host, 0,
                            &rdl__sentinel_master_events, s);
-    uv_timer_init(c->loop, &s->check_timer);
+    uv_timer_init(net->loop, &s->check_timer);
     s->check_timer.data = s;
-    uv_timer_init(c->loop, &s->park_timer);
+    uv_timer_init(net->loop, &s->park_timer);
     s->park_timer.data = s;
     s->handles = 2;
-    rdl__client_handle_opened(c);
-    rdl__client_handle_opened(c);
+    rdl__net_handle_opened(net);
+    rdl__net_handle_opened(net);
     if (s->sconn == NULL || s->watch == NULL || s->cmd == NULL) {
         sn_close(&s->base);
         return NULL;

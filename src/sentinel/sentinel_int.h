@@ -10,7 +10,7 @@
 #define RDL_SENTINEL_INT_H
 
 #include "core/alloc.h"
-#include "core/client.h"
+#include "core/clock.h"
 #include "core/conn.h"
 #include "core/errmsg.h"
 #include "core/queue.h"
@@ -19,7 +19,7 @@
 
 typedef struct rdl__sentinel {
     rdl__router base; /* first: the router is the sentinel deployment */
-    rdl_client_t *c;
+    rdl__net *net;
     const char *master; /* the master's name (the client's URL owns it) */
 
     /* The master: its address as last reported, and whether ROLE on it

@@ -12,7 +12,7 @@
 
 typedef struct standalone {
     rdl__router base; /* first: the router is the standalone */
-    rdl_client_t *c;
+    rdl__net *net;
     rdl__conn *cmd;
     rdl__conn *dur; /* the durable line, opened on first use */
     rdl__conn *sub; /* opened on first use, by the hub */
@@ -64,8 +64,8 @@ static rdl__conn *st_conn(rdl__router *r, unsigned slot, rdl__line line)
     if (line == RDL__LINE_MAIN)
         return st->cmd;
     if (st->dur == NULL && !st->closing)
-        st->dur = rdl__conn_new(st->c, RDL__CONN_CMD, st->c->url.host,
-                                st->c->url.port, &dur_events, st);
+        st->dur = rdl__conn_new(st->net, RDL__CONN_CMD, st->net->url.host,
+                                st->net->url.port, &dur_events, st);
     return st->dur;
 }
 
@@ -89,13 +89,13 @@ static rdl__conn *st_sub(rdl__router *r, unsigned slot,
                          const rdl__conn_events *ev, void *data)
 {
     standalone *st = (standalone *)r;
-    rdl_client_t *c = st->c;
+    rdl__net *net = st->net;
     (void)slot;
     if (st->closing)
         return NULL; /* what is sent on it now would fail anyway */
     if (st->sub == NULL) {
-        st->sub =
-            rdl__conn_new(c, RDL__CONN_SUB, c->url.host, c->url.port, ev, data);
+        st->sub = rdl__conn_new(net, RDL__CONN_SUB, net->url.host,
+                                net->url.port, ev, data);
         if (st->sub != NULL)
             rdl__conn_start(st->sub);
     }
@@ -141,7 +141,7 @@ static int st_accepts(const rdl__url *u)
     return 1; /* whatever no other implementation took */
 }
 
-static rdl__router *st_open(rdl_client_t *c, const rdl__router_events *ev,
+static rdl__router *st_open(rdl__net *net, const rdl__router_events *ev,
                             void *data)
 {
     standalone *st = rdl__calloc(1, sizeof(*st));
@@ -150,8 +150,8 @@ static rdl__router *st_open(rdl_client_t *c, const rdl__router_events *ev,
     st->base.ops = &ops;
     st->base.ev = ev;
     st->base.ev_data = data;
-    st->c = c;
-    st->cmd = rdl__conn_new(c, RDL__CONN_CMD, c->url.host, c->url.port,
+    st->net = net;
+    st->cmd = rdl__conn_new(net, RDL__CONN_CMD, net->url.host, net->url.port,
                             &cmd_events, st);
     if (st->cmd == NULL) {
         rdl__free(st);

@@ -88,7 +88,7 @@ static void unlist(rdl__wd_hold *h)
 static void lose(rdl__watchdog *wd, rdl__wd_hold *h, int reason)
 {
     int refs = h->refs;
-    RDL__STAT_INC(wd->c, holds_lost);
+    RDL__STAT_INC(&wd->c->net, holds_lost);
     h->listed = 0;
     rdl__queue_remove(&h->node);
     h->lost(h, reason);
@@ -116,7 +116,7 @@ static void send_batch(wd_batch *b)
         b->h[i]->refs++;
     }
     b->sent_at = rdl__now_ms();
-    RDL__STAT_INC(c, renewal_calls);
+    RDL__STAT_INC(&c->net, renewal_calls);
     /* With durability the renewals go on the durable line, where a WAIT
      * then confirms them (on_renewed). */
     rc = rdl__script_run_line(c, rdl__client_acquire_line(c), b->script, nkeys,
@@ -159,7 +159,7 @@ static void on_renewed(void *data, int status, const redisReply *r,
     for (i = 0; status == 0 && i < b->n; i++)
         b->renewed[i] = r->element[i]->type == REDIS_REPLY_INTEGER &&
                         r->element[i]->integer == 1;
-    if (status != 0 || c->durable_replicas == 0) {
+    if (status != 0 || c->net.durable_replicas == 0) {
         renewed(b, status);
         return;
     }
@@ -178,7 +178,7 @@ static void renewed(wd_batch *b, int status)
     int i;
 
     if (status != 0 && status != RDL_ECLOSED) {
-        RDL__STAT_INC(wd->c, renewal_failures);
+        RDL__STAT_INC(&wd->c->net, renewal_failures);
         rdl__errmsg_set(wd->c, "watchdog: renewal of %d holds failed: %s", b->n,
                         rdl_strerror(status));
     }
@@ -196,7 +196,7 @@ static void renewed(wd_batch *b, int status)
                 __atomic_store_n(&h->deadline, d, __ATOMIC_RELAXED);
             h->due = b->sent_at + period(h);
             h->last_error = 0;
-            RDL__STAT_INC(wd->c, renewals);
+            RDL__STAT_INC(&wd->c->net, renewals);
         } else if (status == 0) {
             if (!h->paused) /* else the release in flight reports it */
                 lose(wd, h, RDL_ELOST);
@@ -302,7 +302,7 @@ static void on_timer_closed(uv_handle_t *h)
     rdl__watchdog *wd = h->data;
     rdl_client_t *c = wd->c;
     rdl__free(wd);
-    rdl__client_handle_closed(c);
+    rdl__net_handle_closed(&c->net);
 }
 
 /* The client is closing: holds stay in Redis and expire by their lease. */
@@ -329,9 +329,9 @@ static rdl__watchdog *get(rdl_client_t *c)
     wd->c = c;
     wd->timer_at = UINT64_MAX;
     rdl__queue_init(&wd->holds);
-    uv_timer_init(c->loop, &wd->timer);
+    uv_timer_init(c->net.loop, &wd->timer);
     wd->timer.data = wd;
-    rdl__client_handle_opened(c);
+    rdl__net_handle_opened(&c->net);
     wd->active.abort = on_abort;
     wd->active.stage = RDL__STAGE_SERVICE;
     rdl__queue_init(&wd->active.node);
