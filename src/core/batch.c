@@ -1,4 +1,4 @@
-/* Batched script calls: see batch.h. */
+/* Running scripts, batched where they can be: see batch.h. */
 #include <stdio.h>
 #include <string.h>
 
@@ -30,11 +30,13 @@ typedef struct item {
 } item;
 
 struct rdl__batch {
+    rdl_client_t *c;
+    rdl__active active; /* the client's: ends the batch at its close */
+    uv_idle_t idle;     /* sends the waiting calls (on_idle) */
     rdl__queue items;
     unsigned n;     /* calls waiting */
     unsigned words; /* keys and args they would send in one batch */
     unsigned slot;  /* theirs */
-    int closed;
 };
 
 /* Calls sent as one command, until its reply. */
@@ -214,41 +216,86 @@ static int send_waiting(rdl_client_t *c, int safe)
 
 void rdl__batch_flush(rdl_client_t *c)
 {
-    /* Out of memory, they wait for the flush: the order of calls is then
-     * kept only as far as memory allows. */
+    /* Out of memory, they wait for the idle phase: the order of calls is
+     * then kept only as far as memory allows. */
     (void)send_waiting(c, 0);
 }
 
-static void on_conn_flush(void *data)
+/* The loop's idle phase, which comes before its prepare phase, where the
+ * connections flush their writes: the calls made since the last flush
+ * leave in the next one, as one command. Nobody's call is on the stack. */
+static void on_idle(uv_idle_t *h)
 {
-    (void)send_waiting(data, 1);
+    rdl__batch *b = h->data;
+    uv_idle_stop(h);
+    (void)send_waiting(b->c, 1);
+}
+
+static void on_idle_closed(uv_handle_t *h)
+{
+    rdl__batch *b = h->data;
+    rdl_client_t *c = b->c;
+    rdl__free(b);
+    rdl__net_handle_closed(&c->net);
+}
+
+/* Shutdown, before the router closes: the waiting calls never ran, and
+ * fail with RDL_ECLOSED; later calls find no batch and a closing client. */
+static void batch_close(rdl__active *a)
+{
+    rdl__batch *b = RDL_CONTAINER_OF(a, rdl__batch, active);
+    b->c->batch = NULL;
+    while (b->n > 0) {
+        item *it = pop(b);
+        it->fn(it->data, RDL_ECLOSED, NULL, 0);
+        rdl__free(it);
+    }
+    uv_close((uv_handle_t *)&b->idle, on_idle_closed);
+}
+
+/* The client's batch, made on the first batched call. */
+static rdl__batch *batch_of(rdl_client_t *c)
+{
+    rdl__batch *b = c->batch;
+    if (b != NULL)
+        return b;
+    b = rdl__calloc(1, sizeof(*b));
+    if (b == NULL)
+        return NULL;
+    b->c = c;
+    rdl__queue_init(&b->items);
+    uv_idle_init(c->net.loop, &b->idle);
+    b->idle.data = b;
+    rdl__net_handle_opened(&c->net);
+    rdl__queue_init(&b->active.node);
+    b->active.abort = batch_close;
+    b->active.stage = RDL__STAGE_UNSENT;
+    rdl__client_active_add(c, &b->active);
+    c->batch = b;
+    return b;
 }
 
 int rdl__batch_add(rdl_client_t *c, int id, int nkeys, const char **keys,
                    int nargs, const char **args, rdl__reply_fn fn, void *data)
 {
-    rdl__batch *b = c->batch;
+    rdl__batch *b;
     unsigned slot, words = (unsigned)(nkeys + nargs + 3);
     rdl__conn *cn;
     item *it;
     int rc;
 
-    if (b == NULL) {
-        b = c->batch = rdl__calloc(1, sizeof(*b));
-        if (b == NULL)
-            return RDL_ENOMEM;
-        rdl__queue_init(&b->items);
-    }
-    if (b->closed)
+    if (c->state != RDL__CLIENT_RUNNING)
         return RDL_ECLOSED;
     if (words > MAX_WORDS - 1)
         return RDL_EINVAL;
+    if ((b = batch_of(c)) == NULL)
+        return RDL_ENOMEM;
     slot = rdl__client_slot(c, keys[0]);
     if (b->n > 0 &&
         (slot != b->slot || b->n >= MAX_CALLS ||
          b->words + words > MAX_WORDS - 1) &&
         (rc = send_waiting(c, 0)) != 0)
-        return rc; /* the waiting calls go at the flush; this one not */
+        return rc; /* the waiting calls go at the idle phase; this one not */
     it = item_new(id, nkeys, keys, nargs, args, fn, data);
     if (it == NULL)
         return RDL_ENOMEM;
@@ -261,28 +308,34 @@ int rdl__batch_add(rdl_client_t *c, int id, int nkeys, const char **keys,
     b->slot = slot;
     b->n++;
     b->words += words;
+    uv_idle_start(&b->idle, on_idle);
     /* A full batch leaves as soon as the reply being handled is done with:
-     * the server starts on it while this loop makes the next. So does any
-     * batch when the connection can take no more work before its flush. */
-    if (rdl__conn_before_flush(cn, on_conn_flush, c) != 0 ||
-        b->n == MAX_CALLS) {
-        if (send_waiting(c, 0) == 0)
-            rdl__conn_flush_soon(cn);
-    }
+     * the server starts on it while this loop makes the next. */
+    if (b->n == MAX_CALLS && send_waiting(c, 0) == 0)
+        rdl__conn_flush_soon(cn);
     return 0;
 }
 
-void rdl__batch_close(rdl_client_t *c)
+int rdl__script_run(rdl_client_t *c, int id, int nkeys, const char **keys,
+                    int nargs, const char **args, rdl__reply_fn fn, void *data)
 {
-    rdl__batch *b = c->batch;
-    if (b == NULL)
-        return;
-    b->closed = 1;
-    while (b->n > 0) {
-        item *it = pop(b);
-        it->fn(it->data, RDL_ECLOSED, NULL, 0);
-        rdl__free(it);
+    return rdl__script_run_line(c, 0, id, nkeys, keys, nargs, args, fn, data);
+}
+
+int rdl__script_run_line(rdl_client_t *c, int line, int id, int nkeys,
+                         const char **keys, int nargs, const char **args,
+                         rdl__reply_fn fn, void *data)
+{
+    int rc;
+    if (nkeys < 1 || nkeys + nargs > RDL__SCRIPT_MAX_ARGS)
+        return RDL_EINVAL;
+    if (line == RDL__LINE_MAIN && rdl__scripts[id].batch >= 0) {
+        rc = rdl__batch_add(c, id, nkeys, keys, nargs, args, fn, data);
+    } else {
+        rdl__batch_flush(c); /* the calls before this one go first */
+        rc = rdl__script_send(c, line, id, nkeys, keys, nargs, args, fn, data);
     }
-    /* Kept (closed) until the client is freed: a callback run above or
-     * later may still ask to add. */
+    if (rc == 0)
+        RDL__STAT_INC(&c->net, scripts);
+    return rc;
 }

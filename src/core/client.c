@@ -9,11 +9,9 @@
 #include <sodium.h>
 
 #include "alloc.h"
-#include "batch.h"
 #include "client.h"
 #include "conn.h"
 #include "errmsg.h"
-#include "hub.h"
 #include "keys.h"
 #include "queue.h"
 #include "reply.h"
@@ -412,36 +410,38 @@ static void on_wake_closed(uv_handle_t *h)
     rdl__net_handle_closed(&c->net);
 }
 
+/* Ends the active entries of one stage. */
+static void end_stage(rdl_client_t *c, int stage)
+{
+    rdl__queue *n = c->active.next;
+    while (n != &c->active) {
+        rdl__active *a = RDL_CONTAINER_OF(n, rdl__active, node);
+        if (a->stage != stage) {
+            n = n->next;
+            continue;
+        }
+        /* abort() may end others (never one of an earlier stage): start
+         * over from the head after each. */
+        rdl__queue_remove(&a->node);
+        a->abort(a);
+        n = c->active.next;
+    }
+}
+
 /* Loop thread: ends everything, in an order that lets each layer see its
  * commands fail before it is torn down. */
 static void shutdown_loop(rdl_client_t *c)
 {
-    rdl__active *a;
     int stage;
     run_tasks(c, RDL_ECLOSED);
-    rdl__batch_close(c); /* calls not sent yet: they never ran */
-    /* Commands and subscriptions fail first; the router stays reachable
+    end_stage(c, RDL__STAGE_UNSENT);
+    /* Commands and subscriptions fail next; the router stays reachable
      * (c->router) while their callbacks run inside its close. */
     if (c->router != NULL)
         c->router->ops->close(c->router);
     c->router = NULL;
-    for (stage = 0; stage < RDL__STAGES; stage++) {
-        rdl__queue *n = c->active.next;
-        while (n != &c->active) {
-            a = RDL_CONTAINER_OF(n, rdl__active, node);
-            if (a->stage != stage) {
-                n = n->next;
-                continue;
-            }
-            /* abort() may end others (never one of an earlier stage):
-             * start over from the head after each. */
-            rdl__queue_remove(&a->node);
-            a->abort(a);
-            n = c->active.next;
-        }
-    }
-    rdl__hub_free(c->hub);
-    c->hub = NULL;
+    for (stage = RDL__STAGE_UNSENT + 1; stage < RDL__STAGES; stage++)
+        end_stage(c, stage);
     uv_close((uv_handle_t *)&c->wake, on_wake_closed);
 }
 
@@ -478,7 +478,18 @@ static void on_settled(void *data, int status)
 static void on_topology_changed(void *data)
 {
     rdl_client_t *c = data;
-    rdl__hub_rehome(c->hub);
+    rdl__queue *n;
+    unsigned gen = ++c->moved_gen;
+    /* moved() may end other entries: start over after each, skipping
+     * those told already. */
+    for (n = c->active.next; n != &c->active; n = n->next) {
+        rdl__active *a = RDL_CONTAINER_OF(n, rdl__active, node);
+        if (a->moved == NULL || a->moved_gen == gen)
+            continue;
+        a->moved_gen = gen;
+        a->moved(a);
+        n = &c->active;
+    }
 }
 
 static const rdl__router_events router_events = {on_settled,
@@ -573,11 +584,10 @@ int rdl_client_connect(rdl_client_t *c)
     uv_async_init(c->net.loop, &c->wake, on_wake);
     c->wake.data = c;
     rdl__net_handle_opened(&c->net);
-    c->hub = rdl__hub_new(c);
     c->router = rdl__router_open(&c->net, &router_events, c);
     c->connect_status = 1; /* pending */
     set_state(c, RDL__CLIENT_RUNNING);
-    if (c->hub == NULL || c->router == NULL) {
+    if (c->router == NULL) {
         rc = RDL_ENOMEM;
         goto fail;
     }
@@ -651,7 +661,6 @@ static void destroy(rdl_client_t *c)
     rdl__url_clear(&c->net.url);
     rdl__tls_ctx_free(c->net.tls);
     rdl__free(c->prefix);
-    rdl__free(c->batch);
     rdl__free(c);
 }
 

@@ -3,7 +3,7 @@
  * deployment (through router.h).
  *
  * Threads: the loop thread unless a comment says "any thread". The client
- * owns its router, hub and watchdog and ends them in one shutdown path
+ * owns its router and ends it, and everything active, in one shutdown path
  * (docs/lifetimes.md); tasks and active entries are owned by whoever
  * posted or added them. */
 #ifndef RDL_CORE_CLIENT_H
@@ -32,19 +32,29 @@ typedef struct rdl__task {
     void (*run)(struct rdl__task *t, int status);
 } rdl__task;
 
-/* Something in progress that must be ended when the client closes. The
- * shutdown ends them by stage, lowest first, whatever order they were
- * created in (docs/design-notes.md "Teardown order"): operations before
- * the services they use. */
+/* Something in progress that must be ended when the client closes: an
+ * operation, or a service of the layers above (the batch, the hub, the
+ * watchdog), which register themselves here when they start, so that the
+ * client needs to know none of them. The shutdown ends them by stage,
+ * lowest first, whatever order they were added in (docs/design-notes.md
+ * "Teardown order"): work that never left before the router closes, then
+ * operations before the services they use. */
 enum rdl__stage {
-    RDL__STAGE_OPERATION = 0, /* acquisitions: may still use the watchdog */
-    RDL__STAGE_SERVICE = 1,   /* the watchdog */
+    RDL__STAGE_UNSENT = 0,    /* calls not sent yet (the batch): they never
+                                 ran; ended before the router closes */
+    RDL__STAGE_OPERATION = 1, /* acquisitions: may still use the watchdog */
+    RDL__STAGE_SERVICE = 2,   /* the watchdog */
+    RDL__STAGE_HUB = 3,       /* the notification hub: every waiter left */
     RDL__STAGES
 };
 typedef struct rdl__active {
     rdl__queue node;
     void (*abort)(struct rdl__active *a); /* complete with RDL_ECLOSED */
-    int stage;                            /* enum rdl__stage */
+    /* Optional: the deployment's slot owners may have changed (the
+     * router's topology_changed event). */
+    void (*moved)(struct rdl__active *a);
+    int stage;          /* enum rdl__stage */
+    unsigned moved_gen; /* client.c: the last event it was told of */
 } rdl__active;
 
 enum rdl__client_state {
@@ -78,10 +88,11 @@ struct rdl_client_s {
     int connect_status;    /* 1 while the first connect is pending */
     char connect_msg[256]; /* why the first connect failed */
     rdl__router *router;   /* the deployment: router.h; NULL unless running */
-    rdl__hub *hub;
-    rdl__batch *batch;        /* batch.c: calls waiting to go as one */
+    rdl__hub *hub;         /* hub.c: made by the first waiter */
+    rdl__batch *batch;     /* batch.c: made by the first batched call */
     struct rdl__watchdog *wd; /* src/watchdog; created by the first hold */
     uint64_t seq;             /* request ids; loop thread only */
+    unsigned moved_gen;       /* topology_changed events so far */
     rdl_event_cb event_cb;    /* events.c; loop thread once running */
     void *event_data;
 };

@@ -101,8 +101,6 @@ struct rdl__conn {
     uv_timer_t cmd_timer; /* deadline of the oldest command */
     uv_prepare_t flusher;
     uv_idle_t kick; /* start_flusher(): the next poll must not wait */
-    rdl__pre_flush pre[RDL__PRE_FLUSH_MAX]; /* rdl__conn_before_flush() */
-    int npre;
     int flush_soon; /* rdl__conn_flush_soon() */
     int in_flush;   /* its flush runs: what it appends leaves with it */
     redisReader *reader;
@@ -365,35 +363,6 @@ static int write_cipher(rdl__conn *cn)
     return write_bytes(cn, buf, len, 1) < 0 ? -1 : 0;
 }
 
-/* The work rdl__conn_before_flush() asked for, once each, in the order
- * asked. A hook that asks again from inside runs in the next flush. */
-static void run_pre_flush(rdl__conn *cn)
-{
-    rdl__pre_flush run[RDL__PRE_FLUSH_MAX];
-    int i, n = cn->npre;
-    if (n == 0)
-        return;
-    memcpy(run, cn->pre, (size_t)n * sizeof(run[0]));
-    cn->npre = 0;
-    for (i = 0; i < n; i++)
-        run[i].fn(run[i].data);
-}
-
-int rdl__conn_before_flush(rdl__conn *cn, void (*fn)(void *data), void *data)
-{
-    int i;
-    for (i = 0; i < cn->npre; i++)
-        if (cn->pre[i].fn == fn && cn->pre[i].data == data)
-            return 0; /* asked already: it runs once */
-    if (cn->npre == RDL__PRE_FLUSH_MAX)
-        return RDL_ENOMEM;
-    cn->pre[cn->npre].fn = fn;
-    cn->pre[cn->npre].data = data;
-    cn->npre++;
-    start_flusher(cn);
-    return 0;
-}
-
 void rdl__conn_flush_soon(rdl__conn *cn)
 {
     if (cn->state != CLOSED && uv_is_active((uv_handle_t *)&cn->flusher))
@@ -406,13 +375,6 @@ static void flush(rdl__conn *cn)
 
     uv_prepare_stop(&cn->flusher);
     cn->flush_soon = 0;
-    run_pre_flush(cn);
-    /* What it sent leaves now, below; if it asked for another pre-flush,
-     * that runs in the next iteration, which must not wait in poll. */
-    if (cn->npre == 0)
-        uv_prepare_stop(&cn->flusher);
-    else if (uv_is_active((uv_handle_t *)&cn->flusher)) /* not closed */
-        uv_idle_start(&cn->kick, on_kick);
     if (cn->wlen == 0 || cn->sk == NULL)
         return;
     if (cn->tls != NULL) {
@@ -1083,8 +1045,6 @@ void rdl__conn_close(rdl__conn *cn)
 {
     if (cn == NULL || cn->state == CLOSED)
         return;
-    /* Whatever waited for the flush goes now (to fail, or elsewhere). */
-    run_pre_flush(cn);
     close_sock(cn);
     if (cn->res != NULL) {
         cn->res->cn = NULL;

@@ -71,18 +71,6 @@ int rdl__conn_send(rdl__conn *cn, const char *cmd, size_t len, rdl__reply_fn fn,
 /* Formats and queues a command from argv. */
 int rdl__conn_sendv(rdl__conn *cn, int argc, const char **argv,
                     const size_t *argvlen, rdl__reply_fn fn, void *data);
-/* Runs fn(data) once, just before the connection's next flush of its
- * writes (the end of this loop iteration), or when it closes; what fn
- * sends then leaves in that same write. Each distinct (fn, data) asked
- * for runs once, in the order asked, however often it was asked; up to
- * RDL__PRE_FLUSH_MAX of them per flush. Returns 0, or RDL_ENOMEM when
- * that many others wait already (then fn will not run: do the work now). */
-#define RDL__PRE_FLUSH_MAX 4
-typedef struct rdl__pre_flush {
-    void (*fn)(void *data);
-    void *data;
-} rdl__pre_flush;
-int rdl__conn_before_flush(rdl__conn *cn, void (*fn)(void *data), void *data);
 /* Writes what waits for the flush as soon as the reply this connection is
  * handling now is done with (between two replies of one read), instead of
  * at the end of the loop iteration; no-op when nothing waits. */

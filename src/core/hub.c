@@ -22,8 +22,12 @@
  * (failover, migration: the node says so with an unasked "sunsubscribe",
  * or its connection drops, or a subscribe is redirected) the entry is
  * marked unsubscribed and the router is asked to refresh; when it reports
- * topology_changed the client calls rdl__hub_rehome(), which subscribes
- * the entry on the new owner. */
+ * topology_changed the client tells its active entries, the hub's among
+ * them (rehome()), which subscribes the entry on the new owner.
+ *
+ * The first waiter makes the hub; it registers with the client as an
+ * active entry of the last stage, so the shutdown frees it once the
+ * router and every waiter are gone. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,6 +73,7 @@ typedef struct rdl__hub_entry {
 
 struct rdl__hub {
     rdl_client_t *c;
+    rdl__active active; /* the client's: rehome() and the shutdown */
     rdl__map map;
     rdl__queue idle; /* entries without waiters, oldest first */
     uv_timer_t sweep;
@@ -407,14 +412,18 @@ static void on_sweep(uv_timer_t *t)
 
 /* ---- waiters -------------------------------------------------------------- */
 
+static rdl__hub *hub_of(rdl_client_t *c);
+
 int rdl__hub_join(rdl_client_t *c, const char *channel, rdl__waiter *w,
                   rdl__wake_fn fn)
 {
-    rdl__hub *h = c->hub;
+    rdl__hub *h = hub_of(c);
     size_t len = strlen(channel);
     rdl__map_node *n;
     entry *e;
 
+    if (h == NULL)
+        return c->state == RDL__CLIENT_RUNNING ? RDL_ENOMEM : RDL_ECLOSED;
     n = rdl__map_find(&h->map, channel, len);
     if (n != NULL) {
         e = RDL_CONTAINER_OF(n, entry, mnode);
@@ -504,11 +513,15 @@ void rdl__hub_busy(rdl__waiter *w, uint64_t mark)
     w->since = mark;
 }
 
-void rdl__hub_rehome(rdl__hub *h)
+/* The router reported topology_changed: channels whose slot moved to
+ * another node are subscribed there (their waiters try again once that is
+ * confirmed). */
+static void rehome(rdl__active *a)
 {
+    rdl__hub *h = RDL_CONTAINER_OF(a, rdl__hub, active);
     size_t i;
     rdl__map_node *n, *next;
-    if (h == NULL || h->freed)
+    if (h->freed)
         return;
     for (i = 0; i < h->map.nbuckets; i++) {
         for (n = h->map.buckets[i]; n != NULL; n = next) {
@@ -538,27 +551,15 @@ static void on_sweep_closed(uv_handle_t *t)
     rdl__net_handle_closed(&c->net);
 }
 
-rdl__hub *rdl__hub_new(rdl_client_t *c)
+/* Shutdown, once the router (which owns the subscriber connections) is
+ * closed and the waiters are gone: frees the hub. */
+static void hub_free(rdl__active *a)
 {
-    rdl__hub *h = rdl__calloc(1, sizeof(*h));
-    if (h == NULL)
-        return NULL;
-    h->c = c;
-    rdl__map_init(&h->map);
-    rdl__queue_init(&h->idle);
-    uv_timer_init(c->net.loop, &h->sweep);
-    h->sweep.data = h;
-    rdl__net_handle_opened(&c->net);
-    return h;
-}
-
-void rdl__hub_free(rdl__hub *h)
-{
+    rdl__hub *h = RDL_CONTAINER_OF(a, rdl__hub, active);
     size_t i;
     rdl__map_node *n, *next;
-    if (h == NULL)
-        return;
     h->freed = 1;
+    h->c->hub = NULL;
     for (i = 0; i < h->map.nbuckets; i++) {
         for (n = h->map.buckets[i]; n != NULL; n = next) {
             entry *e = RDL_CONTAINER_OF(n, entry, mnode);
@@ -569,4 +570,29 @@ void rdl__hub_free(rdl__hub *h)
     }
     rdl__map_clear(&h->map);
     uv_close((uv_handle_t *)&h->sweep, on_sweep_closed);
+}
+
+/* The client's hub, made on first use while the client runs; NULL when
+ * out of memory or closing. */
+static rdl__hub *hub_of(rdl_client_t *c)
+{
+    rdl__hub *h = c->hub;
+    if (h != NULL || c->state != RDL__CLIENT_RUNNING)
+        return h;
+    h = rdl__calloc(1, sizeof(*h));
+    if (h == NULL)
+        return NULL;
+    h->c = c;
+    rdl__map_init(&h->map);
+    rdl__queue_init(&h->idle);
+    uv_timer_init(c->net.loop, &h->sweep);
+    h->sweep.data = h;
+    rdl__net_handle_opened(&c->net);
+    rdl__queue_init(&h->active.node);
+    h->active.abort = hub_free;
+    h->active.moved = rehome;
+    h->active.stage = RDL__STAGE_HUB;
+    rdl__client_active_add(c, &h->active);
+    c->hub = h;
+    return h;
 }

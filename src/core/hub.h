@@ -1,9 +1,10 @@
 /* hub.c: the client's pub/sub subscriptions, shared by its waiters
  * (DESIGN §9, docs/design-notes.md "How a wake-up can never be missed").
  *
- * Loop thread only. The client owns the hub (freed in the shutdown, after
- * every waiter left); a waiter is owned by its acquisition and is only
- * linked into the hub between rdl__hub_join() and rdl__hub_leave(). */
+ * Loop thread only. The first waiter makes the client's hub, which ends in
+ * the client's shutdown, after every waiter left (RDL__STAGE_HUB); a
+ * waiter is owned by its acquisition and is only linked into the hub
+ * between rdl__hub_join() and rdl__hub_leave(). */
 #ifndef RDL_CORE_HUB_H
 #define RDL_CORE_HUB_H
 
@@ -46,16 +47,12 @@ struct rdl__waiter {
  * is trying). */
 #define RDL__MSG_WAKE_ALL "1" /* wake every waiter */
 
-rdl__hub *rdl__hub_new(rdl_client_t *c);
-/* Shutdown, once the router (which owns the subscriber connections) is
- * closed and the waiters are gone: frees the hub. */
-void rdl__hub_free(rdl__hub *h);
 /* Adds w to the channel's waiters, subscribing if needed. Returns 1 if the
  * subscription is already confirmed, 0 if RDL__WAKE_SUBSCRIBED will follow,
  * or RDL_ENOMEM. w starts busy (not sleeping); w->since must hold the
  * value rdl__hub_mark() gave when w's last try was sent, so that an event
  * of the channel between that send and the join is not missed (see
- * rdl__hub_sleep). */
+ * rdl__hub_sleep). RDL_ECLOSED once the client closes. */
 int rdl__hub_join(rdl_client_t *c, const char *channel, rdl__waiter *w,
                   rdl__wake_fn fn);
 /* Removes w; the subscription lingers briefly for the next waiter. */
@@ -70,9 +67,5 @@ int rdl__hub_sleep(rdl__waiter *w);
 uint64_t rdl__hub_mark(rdl_client_t *c);
 /* Marks w busy (trying): call with the mark of the try being sent. */
 void rdl__hub_busy(rdl__waiter *w, uint64_t mark);
-/* The router reported topology_changed: channels whose slot moved to
- * another node are subscribed there (their waiters try again once that is
- * confirmed). */
-void rdl__hub_rehome(rdl__hub *h);
 
 #endif

@@ -6,6 +6,7 @@
 #define RDL_CORE_INTERNAL_H
 
 #include "alloc.h"
+#include "batch.h"
 #include "client.h"
 #include "conn.h"
 #include "errmsg.h"

@@ -10,17 +10,12 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "batch.h"
 #include "client.h"
 #include "conn.h"
 #include "errmsg.h"
 #include "reply.h"
 #include "router.h"
 #include "script.h"
-
-/* The watchdog renews up to 200 holds per call; a batch (batch.c) sends
- * up to 1000 words. */
-#define MAX_ARGS 1024
 
 typedef struct call {
     rdl_client_t *c;
@@ -94,42 +89,18 @@ static void on_reply(void *data, int status, const redisReply *r,
     rdl__free(k);
 }
 
-int rdl__script_run(rdl_client_t *c, int id, int nkeys, const char **keys,
-                    int nargs, const char **args, rdl__reply_fn fn, void *data)
-{
-    return rdl__script_run_line(c, 0, id, nkeys, keys, nargs, args, fn, data);
-}
-
-int rdl__script_run_line(rdl_client_t *c, int line, int id, int nkeys,
-                         const char **keys, int nargs, const char **args,
-                         rdl__reply_fn fn, void *data)
-{
-    int rc;
-    if (nkeys < 1 || nkeys + nargs > MAX_ARGS)
-        return RDL_EINVAL;
-    if (line == RDL__LINE_MAIN && rdl__scripts[id].batch >= 0) {
-        rc = rdl__batch_add(c, id, nkeys, keys, nargs, args, fn, data);
-    } else {
-        rdl__batch_flush(c); /* the calls before this one go first */
-        rc = rdl__script_send(c, line, id, nkeys, keys, nargs, args, fn, data);
-    }
-    if (rc == 0)
-        RDL__STAT_INC(&c->net, scripts);
-    return rc;
-}
-
 int rdl__script_send(rdl_client_t *c, int line, int id, int nkeys,
                      const char **keys, int nargs, const char **args,
                      rdl__reply_fn fn, void *data)
 {
-    const char *argv[3 + MAX_ARGS];
+    const char *argv[3 + RDL__SCRIPT_MAX_ARGS];
     char nk[12];
     char *buf = NULL;
     int argc = 0, i, len, rc;
     size_t keylen;
     call *k;
 
-    if (nkeys < 1 || nkeys + nargs > MAX_ARGS)
+    if (nkeys < 1 || nkeys + nargs > RDL__SCRIPT_MAX_ARGS)
         return RDL_EINVAL;
     snprintf(nk, sizeof(nk), "%d", nkeys);
     argv[argc++] = "EVALSHA";

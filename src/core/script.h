@@ -21,20 +21,16 @@ typedef struct rdl__script {
 
 #include "rdl_scripts.h" /* enum RDL__SCRIPT_*, rdl__scripts[] */
 
-/* Runs script `id` with keys and args (NUL-terminated strings) on the node
- * that serves keys[0]: EVALSHA; on NOSCRIPT, SCRIPT LOAD on that node and
- * one retry. fn as rdl__reply_fn (a second NOSCRIPT is RDL_ESCRIPT). */
-int rdl__script_run(rdl_client_t *c, int id, int nkeys, const char **keys,
-                    int nargs, const char **args, rdl__reply_fn fn, void *data);
-/* The same on a line (rdl__line, router.h): RDL__LINE_DURABLE for writes
- * that are then confirmed with rdl__conn_confirm(). A script marked
- * "--@batch" on the main line may wait until the end of the loop
- * iteration and leave with others in one command (batch.h); fn is then
- * called later with RDL_ENOMEM if the command cannot be built. */
-int rdl__script_run_line(rdl_client_t *c, int line, int id, int nkeys,
-                         const char **keys, int nargs, const char **args,
-                         rdl__reply_fn fn, void *data);
-/* Sends one call now, never batched (batch.c's way out). */
+/* The most keys and args of one call: the watchdog renews up to 200
+ * holds per call; a batch (batch.c) sends up to 1000 words. */
+#define RDL__SCRIPT_MAX_ARGS 1024
+
+/* Sends one call of script `id` now, with keys and args (NUL-terminated
+ * strings), to the node that serves keys[0] on `line` (rdl__line,
+ * router.h): EVALSHA; on NOSCRIPT, the same call once more as EVAL with
+ * the script's body. fn as rdl__reply_fn (a second NOSCRIPT is
+ * RDL_ESCRIPT). Callers run scripts with rdl__script_run() (batch.h),
+ * which decides whether a call waits to leave with others. */
 int rdl__script_send(rdl_client_t *c, int line, int id, int nkeys,
                      const char **keys, int nargs, const char **args,
                      rdl__reply_fn fn, void *data);

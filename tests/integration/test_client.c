@@ -436,74 +436,7 @@ static void test_client_without_client_command(void **state)
     rdlt_assert_ok(rdl_lock_release_as(l, A));
 }
 
-/* ---- work before a connection's flush (rdl__conn_before_flush) ------- */
-
-typedef struct pre_ctx {
-    rdl_client_t *c;
-    int ran[3];
-    int rc[3];
-} pre_ctx;
-
-static void pre_a(void *data)
-{
-    ((pre_ctx *)data)->ran[0]++;
-}
-
-static void pre_b(void *data)
-{
-    ((pre_ctx *)data)->ran[1]++;
-}
-
-static void pre_c(void *data)
-{
-    ((pre_ctx *)data)->ran[2]++;
-}
-
-static void ask_pre(void *arg)
-{
-    pre_ctx *x = arg;
-    rdl__conn *cn = rdl__client_route(x->c, "k");
-    x->rc[0] = rdl__conn_before_flush(cn, pre_a, x);
-    x->rc[1] = rdl__conn_before_flush(cn, pre_b, x);
-    x->rc[2] = rdl__conn_before_flush(cn, pre_a, x); /* again: once */
-    (void)rdl__conn_before_flush(cn, pre_c, x);
-    (void)rdl__conn_before_flush(cn, pre_c, x);
-}
-
-static void nothing(void *arg)
-{
-    (void)arg;
-}
-
-/* Every piece of work asked for before a connection's flush runs, once:
- * two users of the same connection do not replace each other's (before,
- * a connection held one hook and a second one replaced the first, so
- * the first user's work never ran). */
-static void test_client_before_flush_keeps_every_hook(void **state)
-{
-    rdlt_server *s = rdlt_server_start();
-    rdlt_loop *lp = rdlt_loop_start();
-    pre_ctx x;
-    (void)state;
-
-    memset(&x, 0, sizeof(x));
-    x.c = rdlt_client_new(rdlt_server_url(s));
-    rdlt_assert_ok(rdl_client_set_loop(x.c, rdlt_loop_uv(lp)));
-    rdlt_loop_connect(lp, x.c);
-    rdlt_loop_call(lp, ask_pre, &x);
-    rdlt_loop_call(lp, nothing, NULL); /* a later iteration: flushed */
-    assert_int_equal(x.rc[0], 0);
-    assert_int_equal(x.rc[1], 0);
-    assert_int_equal(x.rc[2], 0);
-    assert_int_equal(x.ran[0], 1);
-    assert_int_equal(x.ran[1], 1);
-    assert_int_equal(x.ran[2], 1);
-    rdlt_client_free(x.c);
-    assert_int_equal(rdlt_loop_stop(lp), 0);
-}
-
 static const struct CMUnitTest tests[] = {
-    RDLT_TEST(test_client_before_flush_keeps_every_hook),
     RDLT_TEST(test_client_without_client_command),
     RDLT_TEST(test_client_loop_thread_blocks_signals),
     RDLT_TEST(test_client_connect_and_id),
