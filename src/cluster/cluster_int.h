@@ -11,6 +11,7 @@
 #include "core/clock.h"
 #include "core/queue.h"
 #include "core/conn.h"
+#include "core/durable.h"
 #include "core/errmsg.h"
 #include "core/reply.h"
 #include "core/slot.h"

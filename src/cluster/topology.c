@@ -101,7 +101,7 @@ rdl__conn *rdl__node_line(rdl__node *n, rdl__line line)
         n->dur = rdl__conn_new(n->cl->net, RDL__CONN_CMD, n->host, n->port,
                                &node_events, n);
         if (n->dur != NULL) {
-            rdl__conn_note_replicas(n->dur, n->replicas);
+            rdl__durable_note_replicas(n->dur, n->replicas);
             rdl__conn_start(n->dur);
         }
     }
@@ -252,7 +252,7 @@ static int apply(rdl__cluster *cl, rdl__node *asked, const redisReply *r)
          * for them also while they resync, when ROLE leaves them out. */
         n->replicas = (long long)e->elements - 3;
         if (n->dur != NULL)
-            rdl__conn_note_replicas(n->dur, n->replicas);
+            rdl__durable_note_replicas(n->dur, n->replicas);
         for (s = e->element[0]->integer; s <= e->element[1]->integer; s++)
             cl->slots[s] = n;
     }

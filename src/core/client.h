@@ -128,7 +128,7 @@ void rdl__client_owner(const rdl_client_t *c, rdl_owner_t owner, char out[64]);
  * node and slot (the watchdog's batches). */
 rdl__conn *rdl__client_route(rdl_client_t *c, const char *key);
 /* The same for a line (rdl__line, router.h): the durable line's
- * connection, on which durable writes are confirmed (rdl__conn_confirm).
+ * connection, on which durable writes are confirmed (rdl__durable_confirm).
  * NULL when out of memory. */
 rdl__conn *rdl__client_route_line(rdl_client_t *c, const char *key, int line);
 /* Sends a formatted command for `key` (copied) to the node that serves

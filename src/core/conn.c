@@ -110,13 +110,8 @@ struct rdl__conn {
     unsigned buffered; /* the last of `sent` still in wbuf, not written */
     char *wbuf;
     size_t wlen, wcap;
-    rdl__queue confirm_next;   /* confirmations waiting for the next WAIT */
-    rdl__queue confirm_flight; /* those the WAIT in flight covers */
-    long long confirm_wanted;  /* replicas the WAIT in flight asks for */
-    /* RDL_REPLICAS_ALL: the most replicas the server had lately, and when
-     * that number was last seen (rdl__conn_note_replicas). */
-    long long known_replicas;
-    uint64_t known_at;
+    void *ext; /* rdl__conn_attach() */
+    void (*ext_free)(void *data);
     unsigned gen;        /* connections established so far */
     unsigned attempt;    /* failed attempts in a row, for backoff */
     unsigned handshakes; /* handshake replies still expected */
@@ -966,13 +961,6 @@ int rdl__conn_retarget(rdl__conn *cn, const char *host, int port)
     if (h == NULL)
         return RDL_ENOMEM;
     snprintf(why, sizeof(why), "moved to %s:%d", host, port);
-    /* A move follows a promotion: the new master was one of the old
-     * one's replicas, and the others are expected to follow it. The old
-     * master is not counted: it is a replica again only once it is back,
-     * when ROLE or the router's view lists it (rdl__conn_note_replicas). */
-    if (cn->known_replicas > 0)
-        cn->known_replicas--;
-    cn->known_at = rdl__now_ms();
     rdl__free(cn->host);
     cn->host = h;
     cn->port = port;
@@ -1028,8 +1016,6 @@ rdl__conn *rdl__conn_new(rdl__net *net, rdl__conn_role role, const char *host,
     set_addr(cn);
     rdl__queue_init(&cn->unsent);
     rdl__queue_init(&cn->sent);
-    rdl__queue_init(&cn->confirm_next);
-    rdl__queue_init(&cn->confirm_flight);
     uv_timer_init(net->loop, &cn->timer);
     init_handle(cn, (uv_handle_t *)&cn->timer);
     uv_timer_init(net->loop, &cn->cmd_timer);
@@ -1066,148 +1052,44 @@ void rdl__conn_close(rdl__conn *cn)
      * caller error). Never written: they did not run. */
     fail_sent(cn);
     fail_queue(&cn->unsent, RDL_ECLOSED);
-}
-
-/* ---- confirmations (WAIT) ----------------------------------------------- */
-
-typedef struct confirm {
-    rdl__queue node;
-    rdl__confirm_fn fn;
-    void *data;
-    unsigned gen; /* the connection the writes to confirm went out on */
-} confirm;
-
-static void confirm_launch(rdl__conn *cn);
-
-/* The WAIT in flight answered (or failed): its requests are told, and the
- * next batch starts. WAIT covers the writes of the connection it is sent
- * on: for a request whose writes went out on an earlier connection (it
- * dropped in between) the answer says nothing, and their fate is
- * unknown. */
-static void confirm_done(rdl__conn *cn, int status, long long acked)
-{
-    rdl__queue done;
-    rdl__queue_init(&done);
-    rdl__queue_move(&cn->confirm_flight, &done);
-    while (!rdl__queue_empty(&done)) {
-        confirm *k = RDL_CONTAINER_OF(rdl__queue_head(&done), confirm, node);
-        rdl__queue_remove(&k->node);
-        k->fn(k->data,
-              status == 0 && k->gen != cn->gen ? RDL_ECONNLOST : status, acked,
-              cn->confirm_wanted);
-        rdl__free(k);
-    }
-    if (!rdl__queue_empty(&cn->confirm_next))
-        confirm_launch(cn);
-}
-
-static void on_confirm_wait(void *data, int status, const redisReply *r,
-                            uint64_t written_ms)
-{
-    rdl__conn *cn = data;
-    (void)written_ms;
-    long long acked = 0;
-    if (status == 0 && r->type == REDIS_REPLY_INTEGER)
-        acked = r->integer;
-    else if (status == 0)
-        status = RDL_EPROTO;
-    confirm_done(cn, status, acked);
-}
-
-static int send_wait(rdl__conn *cn, long long wanted)
-{
-    char n[24], t[24];
-    const char *argv[3] = {"WAIT", n, t};
-    cn->confirm_wanted = wanted;
-    snprintf(n, sizeof(n), "%lld", wanted);
-    snprintf(t, sizeof(t), "%lld", (long long)cn->net->durable_timeout_ms);
-    return rdl__conn_sendv(cn, 3, argv, NULL, on_confirm_wait, cn);
-}
-
-void rdl__conn_note_replicas(rdl__conn *cn, long long n)
-{
-    uint64_t now = rdl__now_ms();
-    if (n >= cn->known_replicas ||
-        now - cn->known_at > RDL__REPLICA_FORGET_MS) {
-        cn->known_replicas = n;
-        cn->known_at = now;
-    } else if (n == cn->known_replicas) {
-        cn->known_at = now;
+    if (cn->ext_free != NULL) {
+        void (*free_fn)(void *data) = cn->ext_free;
+        void *ext = cn->ext;
+        cn->ext = NULL;
+        cn->ext_free = NULL;
+        free_fn(ext);
     }
 }
 
-/* RDL_REPLICAS_ALL: every replica the master has lately had, not only
- * those ROLE lists now. ROLE lists the replicas that are online; one that
- * is reconnecting or resyncing is missing from it, and counting only the
- * listed ones would confirm a grant that replica never receives and may
- * bring back if it is promoted. So the count only falls once a number
- * has not been seen for RDL__REPLICA_FORGET_MS; until then a missing
- * replica makes WAIT time out and the grant is refused. The router adds
- * what it knows of this master (cluster: the replicas in the slot table;
- * Sentinel: the replicas the sentinels see up, asked again after a switch
- * and from time to time, never a count from before the switch). */
-static void on_confirm_role(void *data, int status, const redisReply *r,
-                            uint64_t written_ms)
-{
-    rdl__conn *cn = data;
-    (void)written_ms;
-    long long n = status == 0 ? rdl__reply_role_replicas(r) : 0;
-    if (status == 0 && n < 0)
-        status = RDL_EREADONLY; /* not a master any more */
-    if (status == 0) {
-        rdl__conn_note_replicas(cn, n);
-        n = cn->known_replicas;
-    }
-    if (status == 0 && n == 0) {
-        cn->confirm_wanted = 0;
-        confirm_done(cn, 0, 0); /* no replica: nothing to lose to */
-        return;
-    }
-    if (status == 0)
-        status = send_wait(cn, n);
-    if (status != 0)
-        confirm_done(cn, status, 0);
-}
+/* ---- what others ask of it --------------------------------------------- */
 
-/* Sends what the requests in flight need; calls nothing. */
-static int confirm_send(rdl__conn *cn)
+int rdl__conn_attach(rdl__conn *cn, void *data, void (*free_fn)(void *data))
 {
-    static const char *role[1] = {"ROLE"};
-    if (cn->net->durable_replicas >= 0)
-        return send_wait(cn, cn->net->durable_replicas);
-    return rdl__conn_sendv(cn, 1, role, NULL, on_confirm_role, cn);
-}
-
-static void confirm_launch(rdl__conn *cn)
-{
-    int rc;
-    rdl__queue_move(&cn->confirm_next, &cn->confirm_flight);
-    if ((rc = confirm_send(cn)) != 0)
-        confirm_done(cn, rc, 0);
-}
-
-int rdl__conn_confirm(rdl__conn *cn, rdl__confirm_fn fn, void *data)
-{
-    confirm *k;
-    int rc;
     if (cn->state == CLOSED)
         return RDL_ECLOSED;
-    k = rdl__calloc(1, sizeof(*k));
-    if (k == NULL)
-        return RDL_ENOMEM;
-    k->fn = fn;
-    k->data = data;
-    k->gen = cn->gen;
-    if (!rdl__queue_empty(&cn->confirm_flight)) {
-        rdl__queue_insert_tail(&cn->confirm_next, &k->node);
-        return 0;
-    }
-    rdl__queue_insert_tail(&cn->confirm_flight, &k->node);
-    if ((rc = confirm_send(cn)) != 0) {
-        rdl__queue_remove(&k->node);
-        rdl__free(k);
-    }
-    return rc;
+    cn->ext = data;
+    cn->ext_free = free_fn;
+    return 0;
+}
+
+void *rdl__conn_attached(const rdl__conn *cn)
+{
+    return cn->ext;
+}
+
+unsigned rdl__conn_gen(const rdl__conn *cn)
+{
+    return cn->gen;
+}
+
+const rdl__net *rdl__conn_net(const rdl__conn *cn)
+{
+    return cn->net;
+}
+
+int rdl__conn_is_closed(const rdl__conn *cn)
+{
+    return cn->state == CLOSED;
 }
 
 int rdl__conn_is_ready(const rdl__conn *cn)

@@ -76,30 +76,23 @@ int rdl__conn_sendv(rdl__conn *cn, int argc, const char **argv,
  * at the end of the loop iteration; no-op when nothing waits. */
 void rdl__conn_flush_soon(rdl__conn *cn);
 
-/* Confirmation that the client's durability setting is met: that many
- * replicas (RDL_REPLICAS_ALL: every replica the server has lately had,
- * see rdl__conn_note_replicas) received every write sent on cn before
- * this call: fn(data, status, acked, wanted) once,
- * never from inside this call. status 0 with acked >= wanted: confirmed;
- * status 0 with acked < wanted: not within the client's durable timeout; status
- * < 0: the connection failed (outcome unknown). WAIT blocks the connection it
- * is sent on, so only one is in flight per connection: requests made while one
- * is pending share the next (DESIGN §17). The timeout is shorter than the
- * command timeout. Returns 0, RDL_ENOMEM or RDL_ECLOSED. */
-typedef void (*rdl__confirm_fn)(void *data, int status, long long acked,
-                                long long wanted);
-int rdl__conn_confirm(rdl__conn *cn, rdl__confirm_fn fn, void *data);
-/* The server at cn has (had) n replicas, as ROLE or the router's view of
- * the deployment says. RDL_REPLICAS_ALL waits for the most replicas noted
- * within RDL__REPLICA_FORGET_MS: a replica that went away is waited for
- * (and grants refused) that long, since while it is away it misses
- * grants, and it might yet be promoted. */
-#define RDL__REPLICA_FORGET_MS 60000
-void rdl__conn_note_replicas(rdl__conn *cn, long long n);
+/* An attachment of a layer above (durability, durable.h): data lives as
+ * long as the connection; free_fn(data) runs at rdl__conn_close(), after
+ * every command failed. One per connection. 0, or RDL_ECLOSED once the
+ * connection is closed (then nothing is attached). */
+int rdl__conn_attach(rdl__conn *cn, void *data, void (*free_fn)(void *data));
+void *rdl__conn_attached(const rdl__conn *cn);
+/* Connections established so far: commands written under one generation
+ * went out on one TCP connection. */
+unsigned rdl__conn_gen(const rdl__conn *cn);
+/* What the connection was made with. */
+const rdl__net *rdl__conn_net(const rdl__conn *cn);
 /* Fails every queued command with RDL_ECLOSED, closes the connection and
  * frees it once libuv has closed its handles. */
 void rdl__conn_close(rdl__conn *cn);
 int rdl__conn_is_ready(const rdl__conn *cn);
+/* 1 once rdl__conn_close() ran. */
+int rdl__conn_is_closed(const rdl__conn *cn);
 /* "host:port", for messages. */
 const char *rdl__conn_addr(const rdl__conn *cn);
 

@@ -9,6 +9,7 @@
 #include "batch.h"
 #include "client.h"
 #include "conn.h"
+#include "durable.h"
 #include "errmsg.h"
 #include "hub.h"
 #include "keys.h"

@@ -39,7 +39,7 @@ typedef struct rdl__router rdl__router;
 
 /* The command connections of a node. Durable writes (acquisitions that
  * must be confirmed by replicas, DESIGN §17) go on a line of their own,
- * followed by WAIT (rdl__conn_confirm), which blocks the connection it is
+ * followed by WAIT (rdl__durable_confirm), which blocks the connection it is
  * sent on: unrelated commands on the main line are not held up. */
 typedef enum { RDL__LINE_MAIN = 0, RDL__LINE_DURABLE = 1 } rdl__line;
 

@@ -490,7 +490,7 @@ static void take(rdl__acquire *op)
 
 /* Durability (DESIGN §17): the grant counts once the replicas have it. The
  * WAIT goes on the durable line's connection to the master, where the
- * grant was written (rdl__conn_confirm). */
+ * grant was written (rdl__durable_confirm). */
 static void confirmed(rdl__acquire *op, int status, long long acked,
                       long long wanted)
 {
@@ -536,7 +536,7 @@ static void confirm(rdl__acquire *op)
                                            rdl__client_acquire_line(c));
     int rc;
     op->refs++;
-    rc = cn != NULL ? rdl__conn_confirm(cn, on_confirmed, op) : RDL_ENOMEM;
+    rc = cn != NULL ? rdl__durable_confirm(cn, on_confirmed, op) : RDL_ENOMEM;
     if (rc != 0) {
         op->refs--;
         undo(op);

@@ -11,7 +11,7 @@
  * master's config epoch, which each failover raises (epoch_min). Once
  * confirmed, and again from time to time, a sentinel is asked which
  * replicas of that master it sees up: the durable line's RDL_REPLICAS_ALL
- * waits for them (rdl__conn_note_replicas), also while they are
+ * waits for them (rdl__durable_note_replicas), also while they are
  * reconnecting (see "the master's replicas").
  *
  * Following: the client subscribes to +promoted-slave and +switch-master
@@ -171,7 +171,7 @@ static void round_failed(rdl__sentinel *s)
  *    replica the sentinels still see up is kept counted while ROLE leaves
  *    it out.
  *
- * A switch counts one replica fewer (rdl__conn_retarget: the promoted one).
+ * A switch counts one replica fewer (rdl__durable_moved: the promoted one).
  * The old master is counted again only once the sentinels list it as a
  * live replica of the new master, or ROLE lists it: killed and left down,
  * it is listed as disconnected and s_down, and not waited for; restarted,
@@ -208,7 +208,7 @@ static void on_replicas(void *data, int status, const redisReply *r,
     s->replicas_up = n;
     s->replicas_at = rdl__now_ms();
     if (s->dur != NULL)
-        rdl__conn_note_replicas(s->dur, n);
+        rdl__durable_note_replicas(s->dur, n);
 }
 
 /* Asks the sentinel that answered last for the master's address and its
@@ -321,6 +321,8 @@ static void switch_to(rdl__sentinel *s, const char *host, int port)
             rdl__sentinel_check_in(s, RETRY_MS);
             return;
         }
+        if (s->dur != NULL)
+            rdl__durable_moved(s->dur); /* one replica was promoted */
         s->switching = 0;
     }
     confirm(s);

@@ -77,7 +77,7 @@ rdl__conn *rdl__sentinel_line(rdl__sentinel *s, rdl__line line)
          * once: later answers are noted as they come (discover.c). Noting
          * it at every use would keep a count from before a switch alive. */
         if (s->dur != NULL && s->replicas_up >= 0)
-            rdl__conn_note_replicas(s->dur, s->replicas_up);
+            rdl__durable_note_replicas(s->dur, s->replicas_up);
     }
     return s->dur;
 }

@@ -12,6 +12,7 @@
 #include "core/alloc.h"
 #include "core/clock.h"
 #include "core/conn.h"
+#include "core/durable.h"
 #include "core/errmsg.h"
 #include "core/queue.h"
 #include "core/reply.h"

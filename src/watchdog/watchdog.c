@@ -164,7 +164,8 @@ static void on_renewed(void *data, int status, const redisReply *r,
         return;
     }
     cn = rdl__client_route_line(c, b->h[0]->key, rdl__client_acquire_line(c));
-    status = cn != NULL ? rdl__conn_confirm(cn, on_confirmed, b) : RDL_ENOMEM;
+    status =
+        cn != NULL ? rdl__durable_confirm(cn, on_confirmed, b) : RDL_ENOMEM;
     if (status != 0)
         renewed(b, status);
 }
