@@ -20,7 +20,8 @@
 #            a warning under g++ and clang++, as C++17 and as C++20 (the
 #            build stages compile them once, with g++ and C++17)
 #   format   clang-format --dry-run --Werror over the C and C++ sources
-#   layers   tools/check-layers.sh: every #include follows the layers
+#   layers   tools/check-layers.sh: every #include, and every call between
+#            the library's objects in build/, follows the layers
 #   compose  docker-compose config: docker-compose.yml is valid (no engine
 #            is needed for that)
 #
@@ -190,8 +191,8 @@ stage_format() {
 }
 
 stage_layers() {
-    begin layers "tools/check-layers.sh (includes only run down)"
-    bash tools/check-layers.sh
+    begin layers "tools/check-layers.sh (includes and calls only run down)"
+    bash tools/check-layers.sh --calls build
 }
 
 stage_compose() {

@@ -8,7 +8,7 @@
 #ifndef RDL_CORE_RETRY_H
 #define RDL_CORE_RETRY_H
 
-#include "internal.h"
+#include "client.h"
 
 /* Unknown-outcome failures retried after the wait budget is spent. */
 #define RDL__UNKNOWN_RETRIES 3
