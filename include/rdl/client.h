@@ -99,8 +99,11 @@ RDL_API int rdl_client_set_tls(rdl_client_t *c, const rdl_tls_options_t *opts);
 
 /**
  * Sets the prefix of every key and channel the client uses (default "rdl"):
- * keys are "<prefix>:<kind>:{<name>}[:<suffix>]". 1..64 bytes without '{',
- * '}' or whitespace.
+ * 1..64 bytes without '{', '}', spaces or control characters. Keys are
+ * "<prefix>:<kind>[.<suffix>]:{<name>}", where a name that holds a Redis
+ * Cluster hash tag of its own is kept as it is, so all keys of one lock share
+ * a cluster slot. Every key and channel of each kind, with its type and
+ * contents: docs/design.md#key-layout.
  *
  * @return 0; RDL_EINVAL for a NULL or bad prefix or after connect;
  *         RDL_ENOMEM.
