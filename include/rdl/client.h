@@ -221,8 +221,8 @@ RDL_API RDL_NODISCARD int rdl_client_connect(rdl_client_t *c);
  * requests whose command was sent but not answered with RDL_ECONNLOST
  * (the server may have applied it: an acquisition may hold the lock until
  * its lease ends); their callbacks run during this call. Connections
- * close, the loop thread is joined (the order is in docs/design-notes.md,
- * "Teardown order"). Holds are not released: they expire by their
+ * close, the loop thread is joined (the order is in
+ * docs/design.md#teardown). Holds are not released: they expire by their
  * leases (use rdl_lock_release() first for a prompt hand-off). Later calls
  * on the client or its locks return RDL_ECLOSED. Closing twice, or closing
  * a client that never connected, is harmless.
