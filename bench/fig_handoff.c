@@ -7,12 +7,12 @@
  * each release wakes one waiter, not all, so the work per acquisition, the
  * client's and the server's, should not grow with K.
  *
- * Every acquisition is recorded (when the acquire returned, when the
- * release was called); sorted by acquisition time, the gap between one
- * release call and the next acquire returning is the hand-off: the release
- * script, its pub/sub message, the woken waiter's try, and the thread hops
- * of both sides. Two round trips is the floor of that path. Targets (DESIGN
- * §13): p50 gap <= 2 round trips, <= 4 requests per acquisition.
+ * Every acquisition is recorded (when the acquire returned, when the release
+ * was called); sorted by acquisition time, the gap between one release call and
+ * the next acquire returning is the hand-off: the release script, its pub/sub
+ * message, the woken waiter's try, and the thread hops of both sides. Two round
+ * trips is the floor of that path. Targets (docs/benchmarks.md "Against the
+ * targets"): p50 gap <= 2 round trips, <= 4 requests per acquisition.
  *
  * Per case: the gap's p50 and p99 in microseconds and in raw round trips;
  * the client's requests per acquisition; the server's commands per

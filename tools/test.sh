@@ -149,7 +149,7 @@ stage_cxx() {
 }
 
 # Smoke test of the benchmark: it must run; no threshold is asserted
-# (timings belong to bench/, never to CI: DESIGN §13).
+# (timings belong to bench/, never to CI: docs/design.md#tests).
 stage_bench() {
     begin bench "rdl-bench --quick (smoke test, no thresholds)"
     (cd build && ./bench/rdl-bench --quick)

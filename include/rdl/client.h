@@ -99,8 +99,11 @@ RDL_API int rdl_client_set_tls(rdl_client_t *c, const rdl_tls_options_t *opts);
 
 /**
  * Sets the prefix of every key and channel the client uses (default "rdl"):
- * keys are "<prefix>:<kind>:{<name>}[:<suffix>]". 1..64 bytes without '{',
- * '}' or whitespace.
+ * 1..64 bytes without '{', '}', spaces or control characters. Keys are
+ * "<prefix>:<kind>[.<suffix>]:{<name>}", where a name that holds a Redis
+ * Cluster hash tag of its own is kept as it is, so all keys of one lock share
+ * a cluster slot. Every key and channel of each kind, with its type and
+ * contents: docs/design.md#key-layout.
  *
  * @return 0; RDL_EINVAL for a NULL or bad prefix or after connect;
  *         RDL_ENOMEM.
@@ -218,8 +221,8 @@ RDL_API RDL_NODISCARD int rdl_client_connect(rdl_client_t *c);
  * requests whose command was sent but not answered with RDL_ECONNLOST
  * (the server may have applied it: an acquisition may hold the lock until
  * its lease ends); their callbacks run during this call. Connections
- * close, the loop thread is joined (the order is in docs/design-notes.md,
- * "Teardown order"). Holds are not released: they expire by their
+ * close, the loop thread is joined (the order is in
+ * docs/design.md#teardown). Holds are not released: they expire by their
  * leases (use rdl_lock_release() first for a prompt hand-off). Later calls
  * on the client or its locks return RDL_ECLOSED. Closing twice, or closing
  * a client that never connected, is harmless.

@@ -5,7 +5,8 @@
  * after the TTL given to rdl_latch_set(), so an abandoned latch does not
  * stay in Redis; an expired latch reads as 0.
  *
- * Keys: "<prefix>:latch:{name}", one per latch (one slot on Redis Cluster).
+ * Key: "<prefix>:latch:{name}", one per latch (one slot on Redis Cluster;
+ * docs/design.md#key-layout).
  * Every call is blocking, safe from any thread but the client's loop
  * thread (RDL_EDEADLK there). */
 #ifndef RDL_LATCH_H

@@ -73,8 +73,9 @@ RDL_API RDL_NODISCARD int rdl_lock_new(rdl_client_t *c, const char *name,
  * same moment are ordered by the network, not by their clocks.
  *
  * Key: one hash, "<prefix>:fair:{name}", holds the hold, the last fencing
- * token, the queue and the record of applied requests; a fair lock and a
- * plain lock of the same name are different locks.
+ * token, the queue and the record of applied requests
+ * (docs/design.md#key-layout); a fair lock and a plain lock of the same name
+ * are different locks.
  * @return as rdl_lock_new().
  * Thread safety: safe from any thread.
  */

@@ -28,7 +28,8 @@
  * Every holder has its own expiry: a crashed reader's share ends with its
  * own lease, not with the longest reader's. The last reader's release, and
  * the writer's, wake every waiter. Keys: "<prefix>:rw:{name}" (readers and
- * writer), ".fence", ".ww" (waiting writers). */
+ * writer), "<prefix>:rw.fence:{name}" and "<prefix>:rw.ww:{name}" (waiting
+ * writers); see docs/design.md#key-layout. */
 #ifndef RDL_RWLOCK_H
 #define RDL_RWLOCK_H
 

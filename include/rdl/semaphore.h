@@ -30,7 +30,8 @@
  * thread may take a free permit before a woken waiter (not FIFO).
  *
  * Keys: "<prefix>:sem:{name}" (total, holders, tokens, waiters) and
- * ".x" (the holders' lease expiries, a sorted set). */
+ * "<prefix>:sem.x:{name}" (the holders' lease expiries, a sorted set); see
+ * docs/design.md#key-layout. */
 #ifndef RDL_SEMAPHORE_H
 #define RDL_SEMAPHORE_H
 

@@ -1,9 +1,9 @@
-/* Redis Cluster support (DESIGN §11): the nodes and slot table
- * (topology.c) and commands routed by slot with redirects and retries
- * (router.c), behind core's deployment interface (core/router.h; the ops
- * table is at the end of topology.c). Nothing here calls into the client
- * or the hub: the first connect and new slot tables are reported through
- * the router's events. Loop thread only. */
+/* Redis Cluster support (docs/design.md#redis-cluster): the nodes and slot
+ * table (topology.c) and commands routed by slot with redirects and retries
+ * (router.c), behind core's deployment interface (core/router.h; the ops table
+ * is at the end of topology.c). Nothing here calls into the client or the hub:
+ * the first connect and new slot tables are reported through the router's
+ * events. Loop thread only. */
 #ifndef RDL_CLUSTER_INT_H
 #define RDL_CLUSTER_INT_H
 

@@ -1,6 +1,6 @@
-/* Commands routed by slot (DESIGN §11). A command goes to the master the
- * slot table names for its slot and keeps its encoded bytes, so it can be
- * sent again:
+/* Commands routed by slot (docs/design.md#redis-cluster). A command goes to the
+ * master the slot table names for its slot and keeps its encoded bytes, so it
+ * can be sent again:
  *
  *   MOVED        the table is fixed for that slot, a refresh is scheduled,
  *                and the command goes to the new owner;

@@ -1,4 +1,5 @@
-/* The nodes of a Redis Cluster and its slot table (DESIGN §11).
+/* The nodes of a Redis Cluster and its slot table
+ * (docs/design.md#redis-cluster).
  *
  * The table comes from CLUSTER SLOTS, asked of one node at a time: the
  * seeds first, later any node the client knows, nodes that answer

@@ -1,4 +1,5 @@
-/* Finding and following the master through the sentinels (DESIGN §16).
+/* Finding and following the master through the sentinels
+ * (docs/design.md#sentinel).
  *
  * A round asks the sentinels one at a time, the one that answered last
  * first, with SENTINEL get-master-addr-by-name (which on the failover's

@@ -1,7 +1,6 @@
-/* Commands to a master found through Sentinel (DESIGN §16), and the
- * router's ops. Every key is in slot 0 and goes to the master's command
- * connection. A command keeps its encoded bytes, so that it can be sent
- * again:
+/* Commands to a master found through Sentinel (docs/design.md#sentinel), and
+ * the router's ops. Every key is in slot 0 and goes to the master's command
+ * connection. A command keeps its encoded bytes, so that it can be sent again:
  *
  *   no master confirmed yet (first connect, or a switch in progress)
  *                the command waits in `parked` until ROLE on the new

@@ -1,11 +1,10 @@
-/* Sentinel support (DESIGN §16): finding the master through the sentinels
- * and following it (discover.c), and commands sent to it, held back while
- * no master is confirmed (router.c). Nothing here calls into the client or
- * the hub: the first connect is reported through the router's settled
- * event, and a switch moves the master's connections themselves
- * (rdl__conn_retarget), whose drop and reconnect the hub already handles
- * (it subscribes again and wakes its waiters for a fresh try). Loop
- * thread only. */
+/* Sentinel support (docs/design.md#sentinel): finding the master through the
+ * sentinels and following it (discover.c), and commands sent to it, held back
+ * while no master is confirmed (router.c). Nothing here calls into the client
+ * or the hub: the first connect is reported through the router's settled event,
+ * and a switch moves the master's connections themselves (rdl__conn_retarget),
+ * whose drop and reconnect the hub already handles (it subscribes again and
+ * wakes its waiters for a fresh try). Loop thread only. */
 #ifndef RDL_SENTINEL_INT_H
 #define RDL_SENTINEL_INT_H
 

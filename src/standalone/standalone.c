@@ -1,11 +1,11 @@
-/* One Redis server (redis://): the router (router.h) of a deployment
- * that is not sharded. One command connection, opened at start; one
- * subscriber connection, opened by the hub's first subscription. Every
- * key has slot 0 and goes to the one server; there are no redirects to
- * follow and no topology to refresh, so a command's failure reaches its
- * caller as the connection reports it (the connection reconnects with
- * backoff by itself, DESIGN §4). The first connect settles when the
- * command connection is first ready or an attempt fails. */
+/* One Redis server (redis://): the router (router.h) of a deployment that is
+ * not sharded. One command connection, opened at start; one subscriber
+ * connection, opened by the hub's first subscription. Every key has slot 0 and
+ * goes to the one server; there are no redirects to follow and no topology to
+ * refresh, so a command's failure reaches its caller as the connection reports
+ * it (the connection reconnects with backoff by itself,
+ * docs/design.md#connections). The first connect settles when the command
+ * connection is first ready or an attempt fails. */
 #include "core/alloc.h"
 #include "core/errmsg.h"
 #include "standalone.h"

@@ -1,8 +1,8 @@
-/* The watchdog (DESIGN §10): one timer per client renews every hold taken
- * with RDL_LEASE_AUTO, many holds per script call, and reports a hold it
- * could not keep. It knows nothing of lock objects: a lock kind registers
- * an rdl__wd_hold (which script renews it, its key and owner string) and
- * hears back through two callbacks. Loop thread unless noted. */
+/* The watchdog (docs/design.md#watchdog): one timer per client renews every
+ * hold taken with RDL_LEASE_AUTO, many holds per script call, and reports a
+ * hold it could not keep. It knows nothing of lock objects: a lock kind
+ * registers an rdl__wd_hold (which script renews it, its key and owner string)
+ * and hears back through two callbacks. Loop thread unless noted. */
 #ifndef RDL_WATCHDOG_H
 #define RDL_WATCHDOG_H
 

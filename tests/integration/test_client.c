@@ -260,8 +260,8 @@ static void test_client_no_channel_access_release(void **state)
         fail_msg("%s%s%s", why[0], why[0][0] && why[1][0] ? "; " : "", why[1]);
 }
 
-/* A waiter that cannot subscribe still gets the lock within the holder's
- * lease (DESIGN §9: a missing wake-up costs at most one lease). */
+/* A waiter that cannot subscribe still gets the lock within the holder's lease
+ * (docs/design.md#waiting: a missing wake-up costs at most one lease). */
 static void test_client_no_channel_access_wait(void **state)
 {
     rdlt_server *s = rdlt_server_start_args(no_channels);

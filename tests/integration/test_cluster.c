@@ -1,7 +1,7 @@
-/* rdl on a real Redis Cluster (DESIGN §11): 3 masters and 3 replicas on
- * loopback (tests/support/cluster.c), through the public API only. Where a
- * key lives is asked of the cluster itself (CLUSTER KEYSLOT, EXISTS on a
- * node), never computed here. */
+/* rdl on a real Redis Cluster (docs/design.md#redis-cluster): 3 masters and 3
+ * replicas on loopback (tests/support/cluster.c), through the public API only.
+ * Where a key lives is asked of the cluster itself (CLUSTER KEYSLOT, EXISTS on
+ * a node), never computed here. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
-/* Durable acquisitions (rdl_client_set_durability, DESIGN §17): a grant is
- * reported only once WAIT confirms the replicas have it, so a failover to a
- * confirmed replica never hands a held lock to a second owner. Run on the
- * Sentinel fixture (a master, two replicas, three sentinels). */
+/* Durable acquisitions (rdl_client_set_durability, docs/design.md#durability):
+ * a grant is reported only once WAIT confirms the replicas have it, so a
+ * failover to a confirmed replica never hands a held lock to a second owner.
+ * Run on the Sentinel fixture (a master, two replicas, three sentinels). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

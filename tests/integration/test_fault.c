@@ -1,7 +1,7 @@
-/* Faults (DESIGN §14): holders killed or stopped, connections killed,
+/* Faults (docs/design.md#tests): holders killed or stopped, connections killed,
  * servers restarted, killed or paused. Each must cost at most a lease or a
- * reconnect, never a hang, a crash (SIGPIPE included: the test processes
- * keep its default action on purpose) or a wrong answer. */
+ * reconnect, never a hang, a crash (SIGPIPE included: the test processes keep
+ * its default action on purpose) or a wrong answer. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,9 +1,9 @@
-/* Allocation failures with a server (STYLE §7): the n-th allocation fails
- * somewhere in a whole session -- connect, lock, acquire, wait, release,
- * info, close -- on the caller's thread or on the loop thread. Every call
- * must return (0 or a code), within its timeouts; nothing may crash, hang
- * or leak (LeakSanitizer in the sanitizer build). Linked with
- * rdl_internal for rdl__alloc_fail_at(). */
+/* Allocation failures with a server (docs/design.md#memory): the n-th
+ * allocation fails somewhere in a whole session -- connect, lock, acquire,
+ * wait, release, info, close -- on the caller's thread or on the loop thread.
+ * Every call must return (0 or a code), within its timeouts; nothing may crash,
+ * hang or leak (LeakSanitizer in the sanitizer build). Linked with rdl_internal
+ * for rdl__alloc_fail_at(). */
 #include <stdio.h>
 #include <string.h>
 

@@ -1,6 +1,6 @@
-/* The watchdog (src/watchdog, DESIGN §10): RDL_LEASE_AUTO holds outlive
- * their lease while held, stop being renewed when released or freed, are
- * renewed in batches, and are reported when lost. Leases here are short
+/* The watchdog (src/watchdog, docs/design.md#watchdog): RDL_LEASE_AUTO holds
+ * outlive their lease while held, stop being renewed when released or freed,
+ * are renewed in batches, and are reported when lost. Leases here are short
  * (100..1000 ms) so each test runs in seconds. */
 #include <signal.h>
 #include <stdio.h>

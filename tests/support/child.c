@@ -1,5 +1,5 @@
-/* A function run in a forked process, for tests that kill or stop a lock
- * holder (DESIGN §14 fault tests): the child reports progress through a
+/* A function run in a forked process, for tests that kill or stop a lock holder
+ * (the fault tests, docs/design.md#tests): the child reports progress through a
  * pipe, the parent reads it with a deadline. */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* A throwaway redis-server per test: started on a free loopback port, in a
  * temporary directory, without persistence, and always stopped again. Tests
- * never use a fixed port or a server the user runs (DESIGN §14). */
+ * never use a fixed port or a server the user runs (docs/design.md#tests). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <dirent.h>

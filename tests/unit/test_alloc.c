@@ -1,4 +1,4 @@
-/* Allocation failures (STYLE §7): every allocation goes through
+/* Allocation failures (docs/design.md#memory): every allocation goes through
  * rdl__malloc, so a test can make the n-th one fail. Each call must then
  * return RDL_ENOMEM (or succeed, if it can do without), leave no
  * half-built object behind, and leak nothing (checked by LeakSanitizer in

@@ -45,7 +45,7 @@ static void test_error_codes_negative_and_distinct(void **state)
     }
 }
 
-/* The codes API.md promises, with values fixed by the ABI. */
+/* The codes include/rdl/error.h promises, with values fixed by the ABI. */
 static void test_error_contract_codes_exist(void **state)
 {
     (void)state;

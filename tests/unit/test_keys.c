@@ -1,9 +1,9 @@
-/* Key and channel names (src/core/keys.c, DESIGN §6): the Redis Cluster
- * hash-tag rule exactly, the layout "<prefix>:<kind>[.<suffix>]:<tagged>",
- * and the name and prefix limits. The rule and CRC16 are written out here
- * from the Redis Cluster specification, independently of the library, and
- * the library is compared with them over every short string of '{', '}'
- * and 'a'. */
+/* Key and channel names (src/core/keys.c, docs/design.md#key-layout): the Redis
+ * Cluster hash-tag rule exactly, the layout
+ * "<prefix>:<kind>[.<suffix>]:<tagged>", and the name and prefix limits. The
+ * rule and CRC16 are written out here from the Redis Cluster specification,
+ * independently of the library, and the library is compared with them over
+ * every short string of '{', '}' and 'a'. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,13 +250,13 @@ static void test_keys_close_brace_first_one_slot(void **state)
 }
 
 /* A key with a suffix (a lock's fence, channel, ...) is never the key of
- * another lock: names may hold ':' and braces, and a tagged name is kept
- * as it is, so "{a}" with suffix "fence" and the name "{a}:fence" must not
- * meet, or one lock's release rewrites the other's hold. Checked over every
- * name of up to 5 bytes of '{', '}', 'a' and ':', with suffixes of the
- * same bytes. (Names that differ only by wrapping, "a" and "{a}", share
- * every key by the layout of DESIGN §6: they are one lock. That is counted
- * and printed, not failed.) */
+ * another lock: names may hold ':' and braces, and a tagged name is kept as it
+ * is, so "{a}" with suffix "fence" and the name "{a}:fence" must not meet, or
+ * one lock's release rewrites the other's hold. Checked over every name of up
+ * to 5 bytes of '{', '}', 'a' and ':', with suffixes of the same bytes. (Names
+ * that differ only by wrapping, "a" and "{a}", share every key by the layout
+ * (docs/design.md#key-layout): they are one lock. That is counted and printed,
+ * not failed.) */
 static char *all_keys[5000];
 static int nkeys;
 

@@ -1,7 +1,7 @@
-/* Cluster key slots (src/core/slot.c, DESIGN §11): CRC16 against published
- * check values and slots against what a Redis 7.0 cluster answered to
- * CLUSTER KEYSLOT, including names whose braces trip up hand-written tag
- * parsers, and binary keys with NUL bytes. */
+/* Cluster key slots (src/core/slot.c, docs/design.md#redis-cluster): CRC16
+ * against published check values and slots against what a Redis 7.0 cluster
+ * answered to CLUSTER KEYSLOT, including names whose braces trip up
+ * hand-written tag parsers, and binary keys with NUL bytes. */
 #include <string.h>
 
 #include "rdlt.h"
