@@ -20,7 +20,7 @@
 --
 -- A retry of a request that was applied (its reply was lost) returns the
 -- same result instead of counting again. Tokens: the larger of the last
--- token + 1 and the server time in microseconds (DESIGN section 8). The clock
+-- token + 1 and the server time in microseconds (docs/design.md#fencing-tokens). The clock
 -- keeps them increasing where the last token is gone or stale: the hash
 -- expired (a holder that died, a name unused for the retention), or a
 -- failover promoted a replica that missed the latest grants, whose tokens

@@ -1,5 +1,5 @@
-/* Every allocation of the library goes through these (STYLE 7), so tests
- * can make the n-th one fail. Any thread. */
+/* Every allocation of the library goes through these (docs/design.md#memory),
+ * so tests can make the n-th one fail. Any thread. */
 #ifndef RDL_CORE_ALLOC_H
 #define RDL_CORE_ALLOC_H
 

@@ -1,5 +1,5 @@
 /* One TCP connection to one Redis node, on libuv, with hiredis as the codec
- * only (DESIGN §4).
+ * only (docs/design.md#connections).
  *
  * Commands wait in `unsent` until the connection is ready, then move to
  * `sent`, whose order is the order of the replies. Everything written in one

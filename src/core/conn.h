@@ -1,5 +1,5 @@
-/* conn.c: one TCP connection to one node (DESIGN §4): our own libuv
- * socket, hiredis as the codec, a FIFO of pending replies, a timeout per
+/* conn.c: one TCP connection to one node (docs/design.md#connections): our own
+ * libuv socket, hiredis as the codec, a FIFO of pending replies, a timeout per
  * command, coalesced writes, reconnection with backoff.
  *
  * Loop thread only. A connection is owned by whoever created it (a

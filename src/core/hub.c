@@ -1,5 +1,5 @@
 /* The notification hub: the client's pub/sub subscriptions, shared by its
- * waiters (DESIGN §9).
+ * waiters (docs/design.md#waiting).
  *
  * One entry per channel holds the local waiters of that channel. The first
  * waiter subscribes; when the subscription is confirmed every waiter is told

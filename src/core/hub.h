@@ -1,5 +1,5 @@
 /* hub.c: the client's pub/sub subscriptions, shared by its waiters
- * (DESIGN §9, docs/design-notes.md "How a wake-up can never be missed").
+ * (docs/design.md#why-a-wake-up-cannot-be-missed).
  *
  * Loop thread only. The first waiter makes the client's hub, which ends in
  * the client's shutdown, after every waiter left (RDL__STAGE_HUB); a

@@ -1,21 +1,9 @@
 /* Names of keys and channels: the one place they are built, and read
- * back (rdl__key_parse, for the listing of locks) (DESIGN §6, with the
- * change explained in docs/design-notes.md "Key layout").
- *
- *   <prefix>:<kind>[.<suffix>]:<tagged-name>
- *
- * tagged-name is the name itself when it already holds a Redis Cluster hash
- * tag, else "{name}". The name comes last and nothing before it holds a
- * brace (prefixes are checked, kinds and suffixes are ours), so every key
- * and channel of one lock hashes to the slot of the name's tag, and users
- * can put several locks in one slot on purpose ("{order:42}:stock",
- * "{order:42}:payment"). The suffix sits before the name, in the component
- * no name can reach, so "{a}" with suffix "fence" is never the key of the
- * name "{a}:fence".
- *
- * A name without a tag that starts with '}' cannot be wrapped ("{}x}" has
- * an empty tag, so Redis would hash each whole key and scatter one lock
- * over many slots); rdl__name_check rejects it. */
+ * back (rdl__key_parse, for the listing of locks). The layout, every key
+ * and channel of each kind, and why a name can neither reach another
+ * lock's key nor scatter over slots: docs/design.md#key-layout (its
+ * history: docs/design-notes.md "Key layout"). In short,
+ * "<prefix>:<kind>[.<suffix>]:<tagged-name>", the name last. */
 #include <stdio.h>
 #include <string.h>
 

@@ -1,6 +1,6 @@
-/* keys.c: every key and channel name is built here (DESIGN §6), and read
- * back here. Any thread; rdl__key() returns memory the caller frees with
- * rdl__free(). */
+/* keys.c: every key and channel name is built here (docs/design.md#key-layout),
+ * and read back here. Any thread; rdl__key() returns memory the caller frees
+ * with rdl__free(). */
 #ifndef RDL_CORE_KEYS_H
 #define RDL_CORE_KEYS_H
 

@@ -1,6 +1,6 @@
-/* reply.c: the one place that reads server reply strings (STYLE 4).
- * Pure functions of a reply: any thread. Nothing here owns memory; the
- * strings it hands out point into the reply. */
+/* reply.c: the one place that reads server reply strings
+ * (docs/design.md#errors). Pure functions of a reply: any thread. Nothing here
+ * owns memory; the strings it hands out point into the reply. */
 #ifndef RDL_CORE_REPLY_H
 #define RDL_CORE_REPLY_H
 

@@ -1,6 +1,6 @@
-/* The deployment interface ("router", DESIGN §3): how core reaches the
- * servers of one deployment, whatever its shape. src/core calls it and
- * never names an implementation; src/standalone (one server) and
+/* The deployment interface ("router", docs/design.md#deployments): how core
+ * reaches the servers of one deployment, whatever its shape. src/core calls it
+ * and never names an implementation; src/standalone (one server) and
  * src/cluster (Redis Cluster) implement it, and src/deploy picks one by
  * the client's URL (rdl__router_open). Loop thread only.
  *
@@ -38,9 +38,10 @@
 typedef struct rdl__router rdl__router;
 
 /* The command connections of a node. Durable writes (acquisitions that
- * must be confirmed by replicas, DESIGN §17) go on a line of their own,
- * followed by WAIT (rdl__durable_confirm), which blocks the connection it is
- * sent on: unrelated commands on the main line are not held up. */
+ * must be confirmed by replicas, docs/design.md#durability) go on a line of
+ * their own, followed by WAIT (rdl__durable_confirm), which blocks the
+ * connection it is sent on: unrelated commands on the main line are not held
+ * up. */
 typedef enum { RDL__LINE_MAIN = 0, RDL__LINE_DURABLE = 1 } rdl__line;
 
 typedef struct rdl__router_events {

@@ -1,5 +1,5 @@
-/* Redis Cluster key slots (DESIGN §11): CRC16 of the key, or of its hash
- * tag, modulo 16384, exactly as the cluster specification defines
+/* Redis Cluster key slots (docs/design.md#redis-cluster): CRC16 of the key, or
+ * of its hash tag, modulo 16384, exactly as the cluster specification defines
  * HASH_SLOT. The tag rule itself lives in keys.c (rdl__hash_tag), beside
  * the key layout that depends on it, so there is one definition of it.
  *

@@ -1,5 +1,5 @@
-/* The blocking facade (DESIGN §5): a blocking call posts its work to the
- * loop thread and waits until the work completes.
+/* The blocking facade (docs/design.md#threads): a blocking call posts its work
+ * to the loop thread and waits until the work completes.
  *
  * The wait is a short spin, then a semaphore. Waking a thread that sleeps
  * on a semaphore costs a futex call on the loop thread and a scheduler

@@ -1,5 +1,5 @@
-/* sync.c: the blocking facade (DESIGN §5). rdl__sync_call() is made on
- * any thread but the loop's and blocks it; the rdl__sync lives on that
+/* sync.c: the blocking facade (docs/design.md#threads). rdl__sync_call() is
+ * made on any thread but the loop's and blocks it; the rdl__sync lives on that
  * caller's stack, and the loop thread does not touch it after
  * rdl__sync_done(). */
 #ifndef RDL_CORE_SYNC_H

@@ -1,7 +1,7 @@
-/* TLS sessions over memory BIOs (DESIGN §15; see tls.h).
+/* TLS sessions over memory BIOs (docs/design.md#tls; see tls.h).
  *
  * Facts that shaped this file (measured with redis-server 7.0 and OpenSSL
- * 3.0, DESIGN §15):
+ * 3.0):
  * - SSL_set1_host("127.0.0.1") does not match a certificate whose entry is
  *   IP:127.0.0.1, so an address is verified with
  *   X509_VERIFY_PARAM_set1_ip_asc, and no SNI is sent for it (RFC 6066

@@ -1,4 +1,4 @@
-/* tls.c: TLS for rdl's own connections (DESIGN §15), on OpenSSL with
+/* tls.c: TLS for rdl's own connections (docs/design.md#tls), on OpenSSL with
  * memory BIOs: the connection (conn.c) feeds what the socket read and
  * writes what the session produced; the session never touches the socket.
  *

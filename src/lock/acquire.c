@@ -1,4 +1,4 @@
-/* Acquisition with waiting (DESIGN §9), shared by the lock kinds.
+/* Acquisition with waiting (docs/design.md#waiting), shared by the lock kinds.
  *
  *   try ── acquired ──────────────────────────────> done (0)
  *    │ held by another
@@ -488,9 +488,9 @@ static void take(rdl__acquire *op)
     complete(op, 0);
 }
 
-/* Durability (DESIGN §17): the grant counts once the replicas have it. The
- * WAIT goes on the durable line's connection to the master, where the
- * grant was written (rdl__durable_confirm). */
+/* Durability (docs/design.md#durability): the grant counts once the replicas
+ * have it. The WAIT goes on the durable line's connection to the master, where
+ * the grant was written (rdl__durable_confirm). */
 static void confirmed(rdl__acquire *op, int status, long long acked,
                       long long wanted)
 {
