@@ -27,7 +27,7 @@
 #  - A library has nothing outside its functions (`local function NAME(`
 #    at the file's level), so it keeps no state from one call to the next:
 #    in the batch, file-level locals live once for all the calls. State
-#    that the calls of a batch are meant to share (lib/grant.lua's clock)
+#    that the calls of a batch are meant to share (lib/clock.lua's time)
 #    is allowed on the line after one that starts with --@shared.
 #  - A batched script indexes KEYS and ARGV only as KEYS[n] and ARGV[n],
 #    n a number: another index (KEYS[i], ARGV[n or 1]) could not be moved

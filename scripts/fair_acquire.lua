@@ -29,6 +29,7 @@
 -- the same way. Who watches whom: lib/fairq.
 -- Hand-off: the head's confirm is 3 commands (HMGET, TIME, HSET), the
 -- releaser's queueing try 3 (HMGET, TIME, HSET).
+--@include clock
 --@include waiters
 --@include fairq
 local me, lease, keep = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[4])
@@ -37,7 +38,7 @@ local h = redis.call('HMGET', KEYS[1], 'o', 'n', 't', 'r', 'e', 'qh', 'qt',
 if h[1] == me and h[4] == ARGV[3] then
     return {1, tonumber(h[3]), tonumber(h[2])}
 end
-local now, us = fair_clock()
+local now, us = clock_now()
 local e = tonumber(h[5] or '0')
 
 -- Confirms a grant (count 0) or re-enters. Re-entering never shortens the

@@ -15,11 +15,12 @@
 -- A retry (the reply was lost) gets the first answer again and frees
 -- nothing more (lib/force). The token stays in the hash: the next
 -- holder's token is larger than the token of the hold that was removed.
+--@include clock
 --@include applied
 --@include force
 --@include waiters
 --@include fairq
-local now, us = fair_clock()
+local now, us = clock_now()
 local first = force_replay(KEYS[1], ARGV[3])
 if first then
     return first
@@ -27,9 +28,9 @@ end
 local h = redis.call('HMGET', KEYS[1], 'o', 'n', 't', 'r', 'e', 'qh', 'qt',
     'qn')
 if not h[1] or h[1] == '' or tonumber(h[5] or '0') <= now then
-    return force_done(KEYS[1], ARGV[3], 0, now, tonumber(ARGV[4]))
+    return force_done(KEYS[1], ARGV[3], 0, tonumber(ARGV[4]))
 end
 local set = {'o', ''}
 fairq_handoff(KEYS[1], h, now, us, set, nil, ARGV[1], ARGV[2])
 redis.call('HSET', KEYS[1], unpack(set))
-return force_done(KEYS[1], ARGV[3], 1, now, tonumber(ARGV[4]))
+return force_done(KEYS[1], ARGV[3], 1, tonumber(ARGV[4]))

@@ -14,9 +14,10 @@
 --          held      the holder's hold count, whoever it is (0 if free)
 --
 -- Lapsed entries not yet dropped are not counted.
+--@include clock
 --@include waiters
 --@include fairq
-local now = fair_clock()
+local now = clock_now()
 local h = redis.call('HMGET', KEYS[1], 'o', 'n', 't', 'e', 'qh', 'qt',
     'q:' .. ARGV[1])
 local e = tonumber(h[4] or '0')

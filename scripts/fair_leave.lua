@@ -14,12 +14,13 @@
 -- a release would have done. If the leaver was first or second, the new
 -- first and second are told their duty (lib/fairq). Idempotent: a retry
 -- finds nothing of the owner left.
+--@include clock
 --@include waiters
 --@include fairq
 local me = ARGV[1]
 local h = redis.call('HMGET', KEYS[1], 'o', 'n', 't', 'r', 'e', 'qh', 'qt',
     'qn', 'x', 'q:' .. me)
-local now, us = fair_clock()
+local now, us = clock_now()
 local e = tonumber(h[5] or '0')
 local set = {}
 

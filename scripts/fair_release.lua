@@ -23,40 +23,30 @@
 -- lock in between and the head's wake-up costs one round trip. A
 -- hand-off is 7 commands (HMGET, TIME, HMGET of the front, HDEL, HSET,
 -- PUBLISH to the head, PUBLISH of the new second's deadline).
+--@include clock
 --@include applied
+--@include release
 --@include waiters
 --@include fairq
 
 local me = ARGV[1]
 local h = redis.call('HMGET', KEYS[1], 'o', 'n', 't', 'r', 'e', 'qh', 'qt',
     'qn', 'x', 'dn', 'dp', 'g', 'gs', 'd:' .. me)
-local now, us = fair_clock()
+local now, us = clock_now()
 
 -- A grant not yet confirmed (count 0) is not held, nor is a hold whose
 -- lease ran out.
-if h[1] ~= me or h[2] == '0' or tonumber(h[5] or '0') <= now then
-    if applied_is(h[14], ARGV[2]) then
-        return {1, 0}
-    end
-    return {0}
-end
-if h[4] == ARGV[2] then
-    return {1, tonumber(h[2])}
-end
-if ARGV[7] ~= '' and h[4] ~= ARGV[7] then
-    return {0}
-end
-
-local n = tonumber(h[2]) - 1
-if n > 0 then
-    redis.call('HSET', KEYS[1], 'n', n, 'r', ARGV[2])
-    return {1, n}
+local held = h[1] == me and h[2] ~= '0' and tonumber(h[5] or '0') > now
+local r = release_level(KEYS[1], held, h[2], h[4], h[14], ARGV[2], ARGV[7],
+    'n', 'r')
+if r then
+    return r
 end
 local set = {'o', ''}
 fairq_handoff(KEYS[1], h, now, us, set, me, ARGV[3], ARGV[4])
 local pttl = fair_keep(h[9], now, now, tonumber(ARGV[5]), set)
 applied_add(KEYS[1], 'd:' .. me, ARGV[2], {h[10], h[11], h[12], h[13]},
-    tonumber(ARGV[6]), set, not h[14], now)
+    tonumber(ARGV[6]), set, not h[14])
 if pttl then
     redis.call('PEXPIRE', KEYS[1], pttl)
 end

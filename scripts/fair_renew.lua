@@ -11,22 +11,22 @@
 -- queue's sake), so a renewal that runs after a release or after the lease
 -- ran out finds no hold of the owner and never brings it back. A lease is
 -- never shortened.
+--@include clock
 --@include waiters
 --@include fairq
-local now = fair_clock()
+--@include renew
+local now = clock_now()
 local lease = tonumber(ARGV[1])
-local out = {}
-for i = 1, #KEYS do
+return renew_all(#KEYS, function(i)
     local h = redis.call('HMGET', KEYS[i], 'o', 'n', 'e', 'x')
     local e = tonumber(h[3] or '0')
-    out[i] = 0
-    if h[1] == ARGV[i + 1] and h[2] ~= '0' and e > now then
-        if e < now + lease then
-            local set = {'e', string.format('%d', now + lease)}
-            fair_hset(KEYS[i], set, fair_keep(h[4], now + lease, now,
-                2 * lease, set))
-        end
-        out[i] = 1
+    if h[1] ~= ARGV[i + 1] or h[2] == '0' or e <= now then
+        return false
     end
-end
-return out
+    if e < now + lease then
+        local set = {'e', string.format('%d', now + lease)}
+        fair_hset(KEYS[i], set, fair_keep(h[4], now + lease, now, 2 * lease,
+            set))
+    end
+    return true
+end)

@@ -12,21 +12,20 @@
 -- An entry whose lapse has passed is dead even if not yet dropped: it is
 -- not brought back. The entry keeps its seq (its place). The hash lives
 -- at least as long as a renewed entry (lib/fairq: fair_keep).
+--@include clock
 --@include waiters
 --@include fairq
-local now = fair_clock()
+--@include renew
+local now = clock_now()
 local lease = tonumber(ARGV[1])
-local out = {}
-for i = 1, #KEYS do
+return renew_all(#KEYS, function(i)
     local me = ARGV[i + 1]
     local h = redis.call('HMGET', KEYS[i], 'q:' .. me, 'x')
     local v = h[1] and redis.call('HGET', KEYS[i], 's:' .. h[1])
-    out[i] = 0
-    if v and tonumber(string.match(v, '^(%d+):')) > now then
-        local set = {'s:' .. h[1], string.format('%d', now + lease) .. ':' .. me}
-        fair_hset(KEYS[i], set, fair_keep(h[2], now + lease, now, 2 * lease,
-            set))
-        out[i] = 1
+    if not v or tonumber(string.match(v, '^(%d+):')) <= now then
+        return false
     end
-end
-return out
+    local set = {'s:' .. h[1], string.format('%d', now + lease) .. ':' .. me}
+    fair_hset(KEYS[i], set, fair_keep(h[2], now + lease, now, 2 * lease, set))
+    return true
+end)

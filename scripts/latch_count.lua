@@ -7,8 +7,8 @@
 --          count  the count, a decimal string ("0" if the latch is absent
 --                 or expired)
 --          ttl    ms until the latch expires; -2 if absent or expired
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--@include clock
+local now = clock_now()
 local h = redis.call('HMGET', KEYS[1], 'c', 'x')
 local x = tonumber(h[2] or '0')
 if not h[1] or x <= now then

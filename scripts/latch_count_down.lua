@@ -21,6 +21,7 @@
 -- request in its applied set, so a retry finds the record even after the
 -- latch expired or was set again (see latch_set). The expiry is left as
 -- rdl_latch_set() gave it.
+--@include clock
 --@include applied
 --@include latch
 
@@ -49,7 +50,7 @@ if not live or h[1] == '0' then
 end
 local n = decrement(h[1])
 applied_add(KEYS[1], 'd:' .. id, id, {h[3], h[4], h[5], h[6]},
-    tonumber(ARGV[4]), {'c', n}, true, now)
+    tonumber(ARGV[4]), {'c', n}, true)
 if n == '0' then
     redis.pcall(ARGV[2], ARGV[3], '1')
 end

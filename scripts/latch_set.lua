@@ -18,6 +18,7 @@
 -- set's window (PEXPIRE ttl + window), and a trip to 0 keeps it too, so a
 -- retried set or count down finds its record even after the latch
 -- expired or was set again: nothing is applied twice.
+--@include clock
 --@include applied
 --@include latch
 
@@ -32,6 +33,6 @@ end
 local ttl = tonumber(ARGV[2])
 local window = tonumber(ARGV[4])
 applied_add(KEYS[1], 'd:' .. id, id, {h[3], h[4], h[5], h[6]}, window,
-    {'c', ARGV[1], 'x', now + ttl}, true, now)
+    {'c', ARGV[1], 'x', now + ttl}, true)
 redis.call('PEXPIRE', KEYS[1], ttl + window)
 return {1, ARGV[1]}

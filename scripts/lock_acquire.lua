@@ -30,6 +30,7 @@
 -- Uncontended: 4 commands (HMGET, TIME, HSET, PEXPIRE). A grant while others
 -- wait tells the first of them the new lease (lib/waiters: waiter_recap).
 --@batch
+--@include clock
 --@include waiters
 --@include grant
 local me = ARGV[1]
@@ -51,11 +52,10 @@ if h[1] and h[1] ~= '' then
     if ARGV[4] == '' then
         return {0, pttl, 0}
     end
-    local tm = redis.call('TIME')
-    local now = tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000)
-    waiter_add(KEYS[1], me, tonumber(ARGV[4]), now, pttl, h[5], h[6])
+    waiter_add(KEYS[1], me, tonumber(ARGV[4]), clock_now(), pttl, h[5],
+        h[6])
     return {0, pttl, 1}
 end
 
-return {1, grant(KEYS[1], me, ARGV[3], ARGV[2], h[3], clock_us(), h[6], h[7],
-    h[5], ARGV[5], ARGV[6]), 1}
+return {1, grant(KEYS[1], me, ARGV[3], ARGV[2], h[3], h[6], h[7], h[5],
+    ARGV[5], ARGV[6]), 1}

@@ -15,6 +15,7 @@
 --
 -- A retry of an applied request finds every hold marked with its id and
 -- returns the same tokens, without counting again. Tokens as lock_acquire.
+--@include clock
 --@include waiters
 --@include grant
 local me = ARGV[1]
@@ -42,7 +43,6 @@ if replay then
     return out
 end
 
-local base
 for i = 1, #KEYS do
     local h = holds[i]
     if h[1] == me then
@@ -51,9 +51,8 @@ for i = 1, #KEYS do
         out[#out + 1] = tonumber(h[3])
         out[#out + 1] = c
     else
-        base = base or clock_us()
-        out[#out + 1] = grant(KEYS[i], me, ARGV[3], lease, h[3], base, h[5],
-            h[6], h[7], ARGV[4], ARGV[4 + i])
+        out[#out + 1] = grant(KEYS[i], me, ARGV[3], lease, h[3], h[5], h[6],
+            h[7], ARGV[4], ARGV[4 + i])
         out[#out + 1] = 1
     end
 end

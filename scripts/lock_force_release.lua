@@ -13,18 +13,17 @@
 -- A retry (the reply was lost) gets the first answer again and frees
 -- nothing more (lib/force). The token stays in the hash: the next
 -- holder's token is larger than the token of the hold that was removed.
+--@include clock
 --@include applied
 --@include force
 --@include waiters
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local first = force_replay(KEYS[1], ARGV[3])
 if first then
     return first
 end
 local h = redis.call('HMGET', KEYS[1], 'o', 'qh', 'qt')
 if not h[1] or h[1] == '' then
-    return force_done(KEYS[1], ARGV[3], 0, now, tonumber(ARGV[4]))
+    return force_done(KEYS[1], ARGV[3], 0, tonumber(ARGV[4]))
 end
 local woken, head = nil, nil
 if waiters_maybe(h[2], h[3]) then
@@ -33,6 +32,6 @@ if waiters_maybe(h[2], h[3]) then
 else
     redis.call('HSET', KEYS[1], 'o', '')
 end
-force_done(KEYS[1], ARGV[3], 1, now, tonumber(ARGV[4]))
+force_done(KEYS[1], ARGV[3], 1, tonumber(ARGV[4]))
 waiter_wake(ARGV[1], ARGV[2], woken)
 return 1

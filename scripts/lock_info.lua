@@ -11,6 +11,7 @@
 --                  remembered)
 --          held    the holder's hold count, whoever it is (0 if free)
 --          waiters live registrations in the waiter registry
+--@include clock
 --@include waiters
 local h = redis.call('HMGET', KEYS[1], 'o', 'n', 't', 'qh', 'qt')
 local token = tonumber(h[3] or '0')

@@ -10,6 +10,7 @@
 --
 -- If the lock is free, the wake-up this waiter may have been sent (and
 -- will not act on) goes to the next waiter instead.
+--@include clock
 --@include waiters
 local h = redis.call('HMGET', KEYS[1], 'o', 'q:' .. ARGV[1], 'qh', 'qt')
 if h[2] then

@@ -25,30 +25,19 @@
 -- Uncontended: 3 commands (HMGET, HSET, PEXPIRE), and no message when
 -- nobody waits.
 --@batch
+--@include clock
 --@include applied
+--@include release
 --@include waiters
 
 local me = ARGV[1]
 local h = redis.call('HMGET', KEYS[1], 'o', 'n', 'r', 'qh', 'qt', 'dn', 'dp',
     'g', 'gs', 'd:' .. me)
 
-if h[1] ~= me then
-    if applied_is(h[10], ARGV[2]) then
-        return {1, 0}
-    end
-    return {0}
-end
-if h[3] == ARGV[2] then
-    return {1, tonumber(h[2])}
-end
-if ARGV[7] ~= '' and h[3] ~= ARGV[7] then
-    return {0}
-end
-
-local n = tonumber(h[2]) - 1
-if n > 0 then
-    redis.call('HSET', KEYS[1], 'n', n, 'r', ARGV[2])
-    return {1, n}
+local r = release_level(KEYS[1], h[1] == me, h[2], h[3], h[10], ARGV[2],
+    ARGV[7], 'n', 'r')
+if r then
+    return r
 end
 local set, woken = {'o', ''}, nil
 if waiters_maybe(h[4], h[5]) then

@@ -10,16 +10,13 @@
 -- Only an existing hold of the same owner is extended, so a renewal that
 -- runs after a release never brings the lock back. A lease is never
 -- shortened (a re-entry with a longer fixed lease keeps it).
+--@include clock
+--@include renew
 local lease = tonumber(ARGV[1])
-local out = {}
-for i = 1, #KEYS do
-    if redis.call('HGET', KEYS[i], 'o') == ARGV[i + 1] then
-        if redis.call('PTTL', KEYS[i]) < lease then
-            redis.call('PEXPIRE', KEYS[i], lease)
-        end
-        out[i] = 1
-    else
-        out[i] = 0
+return renew_all(#KEYS, function(i)
+    if redis.call('HGET', KEYS[i], 'o') ~= ARGV[i + 1] then
+        return false
     end
-end
-return out
+    keep_ttl(KEYS[i], lease)
+    return true
+end)

@@ -30,8 +30,8 @@
 -- Every holder has its own expiry, so a crashed reader's share ends with
 -- its own lease, not with the longest one. Expired holders and waiting
 -- writers are purged first (O(holders)).
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--@include clock
+local now, us = clock_now()
 local me, side, lease = ARGV[1], ARGV[5], tonumber(ARGV[2])
 
 -- Purge expired holders; returns the longest expiry left (0 if none).
@@ -75,7 +75,7 @@ local function readers()
 end
 
 local function mint()
-    local token = tonumber(t[1]) * 1000000 + tonumber(t[2])
+    local token = us
     local last = tonumber(redis.call('HGET', KEYS[2], 't') or '0')
     if token <= last then
         token = last + 1
@@ -170,9 +170,7 @@ if h[1] or readers() > 0 then
     if ARGV[6] == 'wait' then
         redis.call('ZADD', KEYS[3], now + tonumber(ARGV[7]), me)
         -- The set lives as long as its youngest entry (see rw_touch).
-        if redis.call('PTTL', KEYS[3]) < tonumber(ARGV[7]) then
-            redis.call('PEXPIRE', KEYS[3], ARGV[7])
-        end
+        keep_ttl(KEYS[3], tonumber(ARGV[7]))
         waiting = 1
     end
     return {0, math.max(longest - now, 1), waiting}

@@ -14,16 +14,15 @@
 -- nothing more (lib/force). The fence is left alone otherwise: the next
 -- holder's token must still be larger than the token of the hold that was
 -- removed.
+--@include clock
 --@include applied
 --@include force
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local first = force_replay(KEYS[2], ARGV[3])
 if first then
     return first
 end
 if redis.call('DEL', KEYS[1]) == 0 then
-    return force_done(KEYS[2], ARGV[3], 0, now, tonumber(ARGV[4]))
+    return force_done(KEYS[2], ARGV[3], 0, tonumber(ARGV[4]))
 end
 redis.pcall(ARGV[1], ARGV[2], '1')
-return force_done(KEYS[2], ARGV[3], 1, now, tonumber(ARGV[4]))
+return force_done(KEYS[2], ARGV[3], 1, tonumber(ARGV[4]))

@@ -14,8 +14,8 @@
 --          held     the writer's hold count (0 if no writer holds)
 --
 -- Read-only: holders whose expiry has passed are not counted.
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--@include clock
+local now = clock_now()
 local f = redis.call('HGETALL', KEYS[1])
 local h = {}
 for i = 1, #f, 2 do

@@ -8,13 +8,13 @@
 -- ARGV[3]  channel of the lock
 --
 -- Replies  1  removed;  0  was not waiting
+--@include clock
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then
     return 0
 end
 -- Only writers whose entry is still alive hold readers back: a dead
 -- writer's entry (its waiter crashed) must not keep them asleep.
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = clock_now()
 local first = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf',
     'LIMIT', 0, 1)[1]
 if first then

@@ -20,48 +20,29 @@
 -- writers compete); else the first live waiting writer is named, so one
 -- writer wakes across all clients; else nothing is published. A retry of
 -- a final release finds its id in the applied set and answers the same.
+--@include clock
 --@include applied
+--@include release
 
 local me, side = ARGV[1], ARGV[8]
-local cnt, req, fields
-if side == 'w' then
-    local h = redis.call('HMGET', KEYS[1], 'w', 'wn', 'wr')
-    if h[1] ~= me then
-        cnt = nil
-    else
-        cnt, req = tonumber(h[2]), h[3]
-    end
-    fields = {'w', 'wn', 'wt', 'wr', 'x:w'}
-else
-    local h = redis.call('HMGET', KEYS[1], 'r:' .. me, 'q:r:' .. me)
-    cnt, req = tonumber(h[1]), h[2]
+-- The side's fields: count, last request, and the others of the hold.
+local fields = {'wn', 'wr', 'w', 'wt', 'x:w'}
+if side ~= 'w' then
     fields = {'r:' .. me, 'q:r:' .. me, 'x:r:' .. me, 't:r:' .. me}
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-
-if not cnt then
-    if redis.call('HEXISTS', KEYS[2], 'd:' .. ARGV[2]) == 1 then
-        return {1, 0}
-    end
-    return {0}
+local h = redis.call('HMGET', KEYS[1], fields[1], fields[2], 'w')
+local held = h[1] and (side ~= 'w' or h[3] == me)
+-- Released by this request: its record in the fence's applied set (one
+-- field per request, named by it).
+local record = not held and redis.call('HGET', KEYS[2], 'd:' .. ARGV[2])
+local r = release_level(KEYS[1], held, h[1], h[2], record, ARGV[2], ARGV[7],
+    fields[1], fields[2])
+if r then
+    return r
 end
-if req == ARGV[2] then
-    return {1, cnt}
-end
-if ARGV[7] ~= '' and req ~= ARGV[7] then
-    return {0}
-end
-if cnt > 1 then
-    if side == 'w' then
-        redis.call('HSET', KEYS[1], 'wn', cnt - 1, 'wr', ARGV[2])
-    else
-        redis.call('HSET', KEYS[1], 'r:' .. me, cnt - 1, 'q:r:' .. me, ARGV[2])
-    end
-    return {1, cnt - 1}
-end
+local now = clock_now()
 redis.call('HDEL', KEYS[1], unpack(fields))
-applied(KEYS[2], 'd:' .. ARGV[2], ARGV[2], now, tonumber(ARGV[6]))
+applied(KEYS[2], 'd:' .. ARGV[2], ARGV[2], tonumber(ARGV[6]))
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
 if redis.call('HLEN', KEYS[1]) == 0 then
     redis.call('DEL', KEYS[1])

@@ -8,11 +8,11 @@
 --                         or force-released): nothing changed
 --
 -- A hold whose own expiry has passed is gone even if not yet purged.
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--@include clock
+--@include renew
+local now = clock_now()
 local lease = tonumber(ARGV[1])
-local out = {}
-for i = 1, #KEYS do
+return renew_all(#KEYS, function(i)
     local m = ARGV[i + 1]
     local side, owner = string.sub(m, 1, 1), string.sub(m, 3)
     local xf, held
@@ -24,16 +24,12 @@ for i = 1, #KEYS do
         held = redis.call('HEXISTS', KEYS[i], 'r:' .. owner) == 1
     end
     local x = tonumber(redis.call('HGET', KEYS[i], xf) or '0')
-    if held and x > now then
-        if now + lease > x then
-            redis.call('HSET', KEYS[i], xf, now + lease)
-        end
-        if redis.call('PTTL', KEYS[i]) < lease then
-            redis.call('PEXPIRE', KEYS[i], lease)
-        end
-        out[i] = 1
-    else
-        out[i] = 0
+    if not held or x <= now then
+        return false
     end
-end
-return out
+    if now + lease > x then
+        redis.call('HSET', KEYS[i], xf, now + lease)
+    end
+    keep_ttl(KEYS[i], lease)
+    return true
+end)

@@ -13,19 +13,16 @@
 -- is not brought back. The set lives at least as long as a renewed entry,
 -- so a set whose waiters all died (no script runs on it again) goes away
 -- with its last entry.
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local until_ms = now + tonumber(ARGV[1])
-local out = {}
-for i = 1, #KEYS do
+--@include clock
+--@include renew
+local now = clock_now()
+local lease = tonumber(ARGV[1])
+return renew_all(#KEYS, function(i)
     local score = redis.call('ZSCORE', KEYS[i], ARGV[i + 1])
-    out[i] = 0
-    if score and tonumber(score) > now then
-        redis.call('ZADD', KEYS[i], 'XX', until_ms, ARGV[i + 1])
-        if redis.call('PTTL', KEYS[i]) < tonumber(ARGV[1]) then
-            redis.call('PEXPIRE', KEYS[i], ARGV[1])
-        end
-        out[i] = 1
+    if not score or tonumber(score) <= now then
+        return false
     end
-end
-return out
+    redis.call('ZADD', KEYS[i], 'XX', now + lease, ARGV[i + 1])
+    keep_ttl(KEYS[i], lease)
+    return true
+end)

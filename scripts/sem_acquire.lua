@@ -28,10 +28,11 @@
 -- commands (TIME, ZRANGEBYSCORE, HMGET, HSET, ZADD, PTTL x2); the release
 -- 8 (TIME, ZRANGEBYSCORE, HMGET, HDEL, ZREM, HSET, PTTL, and a message
 -- only if someone waits).
+--@include clock
 --@include waiters
 --@include sem
 local me, lease, keep = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[8])
-local now, us = sem_now()
+local now, us = clock_now()
 local freed = sem_purge(KEYS[1], KEYS[2], now)
 local h = redis.call('HMGET', KEYS[1], 'c:' .. me, 'k:' .. me, 'r:' .. me,
     't', 'q:' .. me, 'qh', 'qt', 'u', 'P')
@@ -69,8 +70,8 @@ redis.call('ZADD', KEYS[2], 'GT', now + lease, me)
 if h[5] then
     waiter_remove(KEYS[1], me, h[5])
 end
-sem_keep(KEYS[1], lease + keep, lease + 2 * keep)
-sem_keep(KEYS[2], lease + keep, lease + 2 * keep)
+keep_ttl(KEYS[1], lease + keep, lease + 2 * keep)
+keep_ttl(KEYS[2], lease + keep, lease + 2 * keep)
 if waiting then
     -- Permits that expired holders left, beyond the one taken, go to
     -- waiters.

@@ -10,11 +10,12 @@
 --
 -- A retry (the reply was lost) gets the first answer again and frees
 -- nothing more (lib/force). The total and the last token stay.
+--@include clock
 --@include applied
 --@include force
 --@include waiters
 --@include sem
-local now = sem_now()
+local now = clock_now()
 local first = force_replay(KEYS[1], ARGV[3])
 if first then
     return first
@@ -22,7 +23,7 @@ end
 sem_purge(KEYS[1], KEYS[2], now)
 local holders = redis.call('ZRANGE', KEYS[2], 0, -1)
 if #holders == 0 then
-    return force_done(KEYS[1], ARGV[3], 0, now, tonumber(ARGV[4]))
+    return force_done(KEYS[1], ARGV[3], 0, tonumber(ARGV[4]))
 end
 local del = {}
 for i = 1, #holders do
@@ -35,7 +36,7 @@ for i = 1, #del, 3000 do
 end
 redis.call('DEL', KEYS[2])
 redis.call('HSET', KEYS[1], 'u', 0)
-force_done(KEYS[1], ARGV[3], 1, now, tonumber(ARGV[4]))
+force_done(KEYS[1], ARGV[3], 1, tonumber(ARGV[4]))
 local q = redis.call('HMGET', KEYS[1], 'P', 'qh', 'qt')
 sem_wake(KEYS[1], tonumber(q[1] or '1'), q[2], q[3], ARGV[1], ARGV[2])
 return 1

@@ -15,9 +15,9 @@
 --          waiters  live registrations in the waiter registry
 --          permits  the total in force; 0 if none is stored (the
 --                   client reports its object's)
+--@include clock
 --@include waiters
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = clock_now()
 local h = redis.call('HMGET', KEYS[1], 'u', 't', 'P', 'qh', 'qt',
     'c:' .. ARGV[1])
 local used = tonumber(h[1] or '0')

@@ -10,6 +10,7 @@
 --
 -- If a permit is free, the wake-up this waiter may have been sent (and
 -- will not act on) goes to the next waiter instead.
+--@include clock
 --@include waiters
 local h = redis.call('HMGET', KEYS[1], 'q:' .. ARGV[1], 'qh', 'qt', 'u', 'P')
 if h[1] then

@@ -12,11 +12,13 @@
 -- it), as do permits of holders whose lease ended, found on the way. A
 -- retry of an applied request answers the same: the owner's last request
 -- id while it holds permits, the applied set once it holds none.
+--@include clock
 --@include applied
+--@include release
 --@include waiters
 --@include sem
 local me = ARGV[1]
-local now = sem_now()
+local now = clock_now()
 local freed = sem_purge(KEYS[1], KEYS[2], now)
 local h = redis.call('HMGET', KEYS[1], 'c:' .. me, 'r:' .. me, 'P', 'dn', 'dp',
     'g', 'gs', 'd:' .. me, 'u', 'qh', 'qt')
@@ -25,16 +27,10 @@ local total, used = tonumber(h[3] or '0'), tonumber(h[9] or '0')
 if not h[1] then
     sem_wake(KEYS[1], math.min(freed, total - used), h[10], h[11], ARGV[3],
         ARGV[4])
-    if applied_is(h[8], ARGV[2]) then
-        return {1, 0}
-    end
-    return {0}
 end
-if h[2] == ARGV[2] then
-    return {1, tonumber(h[1])}
-end
-if ARGV[7] ~= '' and h[2] ~= ARGV[7] then
-    return {0}
+local r = release_check(h[1], h[1], h[2], h[8], ARGV[2], ARGV[7])
+if r then
+    return r
 end
 
 local n = tonumber(h[1]) - 1
@@ -45,11 +41,11 @@ else
     redis.call('HDEL', KEYS[1], 'c:' .. me, 'k:' .. me, 'r:' .. me)
     redis.call('ZREM', KEYS[2], me)
     applied_add(KEYS[1], 'd:' .. me, ARGV[2], {h[4], h[5], h[6], h[7]},
-        tonumber(ARGV[6]), {'u', used}, not h[8], now)
+        tonumber(ARGV[6]), {'u', used}, not h[8])
 end
 -- The hash keeps the total and the last token for the retention; the
 -- sorted set is kept by the holders it still lists.
-sem_keep(KEYS[1], tonumber(ARGV[5]), 2 * tonumber(ARGV[5]))
+keep_ttl(KEYS[1], tonumber(ARGV[5]), 2 * tonumber(ARGV[5]))
 sem_wake(KEYS[1], math.min(freed + 1, total - used), h[10], h[11], ARGV[3],
     ARGV[4])
 return {1, n}

@@ -11,25 +11,20 @@
 --
 -- A holder whose lease ended is gone even if not yet dropped. A lease is
 -- never shortened.
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--@include clock
+--@include renew
+local now = clock_now()
 local lease = tonumber(ARGV[1])
-local out = {}
-for i = 1, #ARGV - 1 do
+return renew_all(#ARGV - 1, function(i)
     local h, x, me = KEYS[2 * i - 1], KEYS[2 * i], ARGV[i + 1]
     local at = tonumber(redis.call('ZSCORE', x, me) or '0')
-    if at > now then
-        if now + lease > at then
-            redis.call('ZADD', x, now + lease, me)
-        end
-        for _, k in ipairs({h, x}) do
-            if redis.call('PTTL', k) < lease then
-                redis.call('PEXPIRE', k, lease)
-            end
-        end
-        out[i] = 1
-    else
-        out[i] = 0
+    if at <= now then
+        return false
     end
-end
-return out
+    if now + lease > at then
+        redis.call('ZADD', x, now + lease, me)
+    end
+    keep_ttl(h, lease)
+    keep_ttl(x, lease)
+    return true
+end)

@@ -21,6 +21,7 @@
 -- answers from it. (The suffix keeps the record apart from sem_release's
 -- "d:<owner>": an owner and a request id of one client may be spelt
 -- alike.)
+--@include clock
 --@include applied
 --@include waiters
 --@include sem
@@ -30,16 +31,15 @@ local done = redis.call('HGET', KEYS[1], field)
 if applied_is(done, id) then
     return tonumber(string.match(done, '^%d+|(%d+)|'))
 end
-local now = sem_now()
-sem_purge(KEYS[1], KEYS[2], now)
+sem_purge(KEYS[1], KEYS[2], clock_now())
 local h = redis.call('HMGET', KEYS[1], 'P', 'u', 'qh', 'qt', 'dn', 'dp', 'g',
     'gs')
 local old, used = tonumber(h[1] or '0'), tonumber(h[2] or '0')
 local total = tonumber(ARGV[1])
 applied_add(KEYS[1], field, (h[1] or '0') .. '|' .. id, {h[5], h[6], h[7],
-    h[8]}, tonumber(ARGV[6]), {'P', total}, not done, now)
+    h[8]}, tonumber(ARGV[6]), {'P', total}, not done)
 -- The hash, and so the record, lives the retention at least: longer than
 -- any window.
-sem_keep(KEYS[1], tonumber(ARGV[4]), 2 * tonumber(ARGV[4]))
+keep_ttl(KEYS[1], tonumber(ARGV[4]), 2 * tonumber(ARGV[4]))
 sem_wake(KEYS[1], total - math.max(old, used), h[3], h[4], ARGV[2], ARGV[3])
 return old

@@ -1,7 +1,7 @@
 -- lib/applied: the applied set of a lock, pulled into every script that
 -- ends a hold, and into those that record every request (latch_set,
--- latch_count_down, sem_set), when the scripts are embedded. Not a script
--- of its own.
+-- latch_count_down, sem_set), after lib/clock, when the scripts are
+-- embedded. Not a script of its own.
 --
 -- The applied set (docs/design-notes.md "Request ids") is a set of fields
 -- "d:<...>" of one hash (the plain lock's hash, the other kinds' fence),
@@ -19,13 +19,9 @@
 -- generation: amortised O(1) per record, and the set holds at most the
 -- records of about two windows.
 
--- Prunes the set in `key` (g and gs as read; now in server ms, or nil to
--- read the clock here).
-local function applied_prune(key, g, gs, window, now)
-    if not now then
-        local t = redis.call('TIME')
-        now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-    end
+-- Prunes the set in `key` (g and gs as read).
+local function applied_prune(key, g, gs, window)
+    local now = clock_now()
     local old = tonumber(gs or '0') <= now - window
     local all = redis.call('HGETALL', key)
     local n, dead = 0, {}
@@ -54,7 +50,7 @@ end
 -- values of dn, dp, g and gs, as the caller read them (HMGET); set: other
 -- field/value pairs the caller writes to `key`, sent in the same HSET;
 -- new: the field did not exist (it counts towards the next prune).
-local function applied_add(key, field, id, st, window, set, new, now)
+local function applied_add(key, field, id, st, window, set, new)
     local n = tonumber(st[1] or '0')
     local g = tonumber(st[3] or '0')
     if new then
@@ -66,7 +62,7 @@ local function applied_add(key, field, id, st, window, set, new, now)
     set[#set + 1] = n
     redis.call('HSET', key, unpack(set))
     if n >= 2 * tonumber(st[2] or '32') then
-        applied_prune(key, g, st[4], window, now)
+        applied_prune(key, g, st[4], window)
     end
 end
 
@@ -75,11 +71,11 @@ end
 -- the token of the hold that ended, written back as the fence's last token
 -- if it is larger (a hold the watchdog kept for longer than the fence's
 -- retention may have outlived its fence key).
-local function applied(fence, field, id, now, window, token)
+local function applied(fence, field, id, window, token)
     local f = redis.call('HMGET', fence, 'dn', 'dp', 'g', 'gs', 't')
     local set = {}
     if token and tonumber(token) > tonumber(f[5] or '0') then
         set = {'t', token}
     end
-    applied_add(fence, field, id, f, window, set, true, now)
+    applied_add(fence, field, id, f, window, set, true)
 end

@@ -26,13 +26,6 @@
 -- deadline by a message "<owner>|<ms>" (fairq_tell), which re-arms a
 -- sleeper's timer without a try (RDL__WAKE_RECAP).
 
--- Server time in ms and in us.
-local function fair_clock()
-    local t = redis.call('TIME')
-    return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000),
-        tonumber(t[1]) * 1000000 + tonumber(t[2])
-end
-
 -- The next token: the last + 1, at least the server time in us (see
 -- docs/design-notes.md "Fencing tokens"), as a string.
 local function fair_token(t, us)

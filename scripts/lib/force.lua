@@ -1,6 +1,6 @@
 -- lib/force: a force release applied once, pulled into the force-release
--- scripts (after lib/applied) when the scripts are embedded. Not a script
--- of its own.
+-- scripts (after lib/clock and lib/applied) when the scripts are
+-- embedded. Not a script of its own.
 --
 -- A retry of a force release (its reply was lost) must not free a hold
 -- that the next owner took meanwhile: each force request is recorded in
@@ -21,10 +21,8 @@ end
 -- Records answer r of force request `id` and returns it. The record lives
 -- for the window at least, also in a hash that did not exist (a name never
 -- held) or that would expire sooner.
-local function force_done(key, id, r, now, window)
-    applied(key, 'd:' .. id .. ':' .. r, id, now, window)
-    if redis.call('PTTL', key) < window then
-        redis.call('PEXPIRE', key, window)
-    end
+local function force_done(key, id, r, window)
+    applied(key, 'd:' .. id .. ':' .. r, id, window)
+    keep_ttl(key, window)
     return r
 end

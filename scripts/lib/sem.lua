@@ -16,13 +16,6 @@
 -- neither key outlives the other's purpose: the sorted set lives as long
 -- as the hash counts its holders.
 
--- Server time: {ms, us}.
-local function sem_now()
-    local t = redis.call('TIME')
-    local s, u = tonumber(t[1]), tonumber(t[2])
-    return s * 1000 + math.floor(u / 1000), s * 1000000 + u
-end
-
 -- Drops the holders whose lease ended, fixing the permits in use (u).
 -- Returns how many permits that freed. One read when nobody expired;
 -- O(log n) per holder dropped.
@@ -58,15 +51,6 @@ local function sem_first_expiry(zset, now)
         return -1
     end
     return math.max(tonumber(first[2]) - now, 1)
-end
-
--- `key` lives at least `least` ms more; when it must be extended it gets
--- `ms`, so that a steady stream of grants reads its TTL and rarely writes
--- it.
-local function sem_keep(key, least, ms)
-    if redis.call('PTTL', key) < least then
-        redis.call('PEXPIRE', key, ms)
-    end
 end
 
 -- Wakes up to n registered waiters (one message each, naming it), taking

@@ -1,7 +1,7 @@
 -- lib/waiters: the waiter registry of a plain lock, kept in the lock's own
 -- hash (one key per lock: no script ever spans two keys, so a lock stays
 -- usable while its slot migrates). Pulled into the plain lock's scripts
--- when they are embedded; not a script of its own.
+-- (after lib/clock) when they are embedded; not a script of its own.
 --
 -- Fields:  s:<seq>    "<lapse>:<wake>:<owner>": a registration, numbered
 --                     in the order they were made; lapse: when it ends,
@@ -75,18 +75,12 @@ local function waiters_read(key, h, last, n)
     return f, redis.call('HMGET', key, unpack(f)), to
 end
 
--- Server time in ms.
-local function waiters_now()
-    local t = redis.call('TIME')
-    return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-
 -- Takes the first live registration from the front, dropping lapsed ones
 -- on the way. Returns its owner (or nil) and the new qh, for the caller to
 -- write.
 local function waiter_next(key, qh, qt)
     local h, last, n = tonumber(qh or '1'), tonumber(qt or '0'), 4
-    local now = waiters_now()
+    local now = clock_now()
     while h <= last do
         local f, v, to = waiters_read(key, h, last, n)
         local drop = {}
@@ -112,7 +106,7 @@ end
 -- The number of live registrations (reads only).
 local function waiters_count(key, qh, qt)
     local h, last, n = tonumber(qh or '1'), tonumber(qt or '0'), 0
-    local now = waiters_now()
+    local now = clock_now()
     while h <= last do
         local _, v, to = waiters_read(key, h, last, 512)
         for i = 1, #v do

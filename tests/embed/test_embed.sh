@@ -128,7 +128,7 @@ LUA
     refused "lib/memo.lua:2:" "outside a function"
     ;;
 lib_state_shared)
-    # Said to be shared, as lib/grant.lua's clock is: accepted.
+    # Said to be shared, as lib/clock.lua's time is: accepted.
     cat >"$tmp/scripts/lib/memo.lua" <<'LUA'
 -- lib/memo
 --@shared: one value for all the calls of a batch
