@@ -19,5 +19,6 @@
 #include "slot.h"
 #include "sync.h"
 #include "url.h"
+#include "wait.h"
 
 #endif

@@ -1,4 +1,6 @@
-/* Acquisition with waiting (docs/design.md#waiting), shared by the lock kinds.
+/* Acquisition with waiting (docs/design.md#waiting), shared by the lock
+ * kinds. The waiting itself (when the next try goes) is core/wait.c's;
+ * this file decides what each answer means.
  *
  *   try ── acquired ──────────────────────────────> done (0)
  *    │ held by another
@@ -24,6 +26,7 @@
 #include "lock_int.h"
 
 static void send_try(rdl__acquire *op);
+static void send_next(rdl__wait *w);
 static void trim(rdl__acquire *op, uint32_t extra);
 static void granted(rdl__acquire *op);
 static void confirm(rdl__acquire *op);
@@ -39,12 +42,10 @@ static void unref(rdl__acquire *op)
         rdl__free(op);
 }
 
-static void on_timer_closed(uv_handle_t *h)
+static void on_wait_closed(rdl__wait *w)
 {
-    rdl__acquire *op = h->data;
-    rdl_client_t *c = op->c; /* op->lock may be freed by now */
-    unref(op);
-    rdl__net_handle_closed(&c->net);
+    /* op->lock may be freed by now */
+    unref(RDL_CONTAINER_OF(w, rdl__acquire, wait));
 }
 
 /* An answer to an operation that has already ended: the client closed
@@ -83,11 +84,7 @@ static void on_followup(void *data, int status)
  * RDL_ECLOSED.) */
 static void complete(rdl__acquire *op, int status)
 {
-    if (op->joined) {
-        rdl__hub_leave(&op->waiter);
-        op->joined = 0;
-    }
-    uv_timer_stop(&op->timer);
+    rdl__wait_end(&op->wait);
     rdl__waitq_stop(op);
     if (op->ending) { /* a close while the follow-ups are out */
         finish(op, status);
@@ -121,7 +118,7 @@ static void finish(rdl__acquire *op, int status)
 
     op->done = 1;
     rdl__client_active_remove(&op->active);
-    uv_close((uv_handle_t *)&op->timer, on_timer_closed);
+    rdl__wait_close(&op->wait, on_wait_closed);
     if (rdl__lock_events_on(lock) && (status == 0 || status == RDL_ETIMEDOUT))
         rdl__lock_event(lock,
                         status == 0 ? RDL_EVENT_ACQUIRED : RDL_EVENT_TIMEDOUT,
@@ -193,82 +190,25 @@ static void undo(rdl__acquire *op)
     op->give_back = 1;
 }
 
-static void on_timer(uv_timer_t *t)
+/* The lock is held by someone else and budget may remain: sleep, for at
+ * most the holder's remaining lease (pttl_ms, -1 if unknown). */
+static void wait_for_release(rdl__acquire *op, uint64_t now, int64_t pttl_ms)
 {
-    rdl__acquire *op = t->data;
-    if (!op->inflight && !op->canceled)
-        send_try(op);
-}
-
-static void on_wake(rdl__waiter *w, int event)
-{
-    rdl__acquire *op = RDL_CONTAINER_OF(w, rdl__acquire, waiter);
-    if (op->canceled)
-        return;
-    if (event == RDL__WAKE_RECAP) {
-        /* Still asleep, on a shorter leash: a new holder's lease ends
-         * sooner than the one this waiter's timer was set for. */
-        if (!op->inflight && uv_is_active((uv_handle_t *)&op->timer) &&
-            (uint64_t)w->recap_ms < uv_timer_get_due_in(&op->timer)) {
-            uv_timer_stop(&op->timer);
-            uv_timer_start(&op->timer, on_timer,
-                           w->recap_ms > 0 ? (uint64_t)w->recap_ms : 1, 0);
-        }
-        if (!op->inflight)
-            w->recap_ms = -1;
-        return;
-    }
-    if (op->inflight) {
-        op->again = 1;
-        return;
-    }
-    uv_timer_stop(&op->timer);
-    send_try(op);
-}
-
-/* The lock is held by someone else and budget remains: sleep. */
-static void wait_for_release(rdl__acquire *op, int64_t pttl_ms)
-{
-    uint64_t now = rdl__now_ms(), sleep_ms;
+    uint64_t most = UINT64_MAX;
     int rc;
 
-    if (!op->joined) {
-        const rdl__kind_queue *queue = op->lock->kind->queue;
-        if (queue != NULL && queue->targeted)
-            op->waiter.target = op->owner_str; /* hand-offs name the owner */
-        rc = rdl__hub_join(op->lock->c, op->lock->wake_channel, &op->waiter,
-                           on_wake);
-        if (rc < 0) {
-            complete(op, rc);
-            return;
-        }
-        op->joined = 1;
-        /* rc 0: the subscription is on its way, and its confirmation will
-         * wake us for the try that closes the gap before it; the timer
-         * below still caps the wait. */
-    }
-    if (op->again || rdl__hub_sleep(&op->waiter)) {
-        op->again = 0;
-        send_try(op);
-        return;
-    }
-    sleep_ms = op->deadline == UINT64_MAX ? UINT64_MAX : op->deadline - now;
-    if (pttl_ms >= 0 && (uint64_t)pttl_ms < sleep_ms)
-        sleep_ms = (uint64_t)pttl_ms;
-    if (sleep_ms == UINT64_MAX)
-        sleep_ms = (uint64_t)op->lease_ms; /* no lease known: still capped */
-    /* A new holder's lease told while this waiter was trying. */
-    if (op->waiter.recap_ms >= 0) {
-        if ((uint64_t)op->waiter.recap_ms < sleep_ms)
-            sleep_ms = (uint64_t)op->waiter.recap_ms;
-        op->waiter.recap_ms = -1;
-    }
+    if (pttl_ms >= 0)
+        most = (uint64_t)pttl_ms;
+    else if (op->wait.deadline == UINT64_MAX)
+        most = (uint64_t)op->lease_ms; /* no lease known: still capped */
     /* A registration that lapsed is woken by no release: try (and so
      * register) again before it does. */
     if (op->queued && !op->lock->kind->queue->renewed &&
-        sleep_ms > (uint64_t)rdl__waiter_life_ms(op->c))
-        sleep_ms = (uint64_t)rdl__waiter_life_ms(op->c);
-    uv_timer_start(&op->timer, on_timer, sleep_ms > 0 ? sleep_ms : 1, 0);
+        most > (uint64_t)rdl__waiter_life_ms(op->c))
+        most = (uint64_t)rdl__waiter_life_ms(op->c);
+    rc = rdl__wait_not_yet(&op->wait, op->lock->wake_channel, now, most);
+    if (rc != 0)
+        complete(op, rc);
 }
 
 /* A grant heard of only after its lease, counted from the send that may
@@ -290,11 +230,12 @@ static int given_back_late(rdl__acquire *op, uint32_t count)
         return 0;
     if (count > 1 && rdl__hold_valid_ms(lock, op->owner) > 0)
         return 0;
-    if (!op->canceled && !op->one_try && rdl__now_ms() < op->deadline) {
+    if (!op->canceled && !op->one_try &&
+        rdl__wait_budget(&op->wait, rdl__now_ms())) {
         /* The retry follows the give-back on the same line. */
         (void)send_give_back(op, on_given_back, NULL);
         op->reqseq = rdl__client_reqseq(lock->c);
-        op->unknown = 0;
+        op->wait.unknown = 0;
         op->unknown_status = 0;
         send_try(op);
         return 1;
@@ -318,12 +259,12 @@ static void try_answered(rdl__acquire *op, int status, const redisReply *r,
     rdl__try res;
 
     memset(&res, 0, sizeof(res));
-    op->inflight = 0;
+    op->wait.inflight = 0;
     /* The lease runs from when the try left, not from when it was made: a
      * try that waited for a connection (a reconnect, a failover) could not
      * run before. After an unknown outcome, the first send written counts
      * (it may be the one applied), so later sends leave sent_at alone. */
-    if (op->unknown == 0 && written > op->sent_at)
+    if (op->wait.unknown == 0 && written > op->sent_at)
         op->sent_at = written;
     if (status == 0)
         status = lock->kind->parse_try(r, &res);
@@ -363,17 +304,12 @@ static void try_answered(rdl__acquire *op, int status, const redisReply *r,
     }
     now = rdl__now_ms();
     if (status != 0) {
-        int budget = now < op->deadline && !op->one_try;
-        if (rdl__outcome_unknown(status)) {
+        if (rdl__outcome_unknown(status))
             op->unknown_status = status;
-            if (budget || op->unknown < RDL__UNKNOWN_RETRIES) {
-                op->unknown++;
-                send_try(op); /* same request id: applied at most once */
-                return;
-            }
-        }
-        if (status == RDL_ECONNREFUSED && budget && !op->canceled) {
-            send_try(op); /* never written: waits for the connection */
+        /* An unknown outcome goes again with the same request id (applied
+         * at most once); a try never written waits for the connection. */
+        if (rdl__wait_retry(&op->wait, status, now)) {
+            send_try(op);
             return;
         }
         /* Once a try's outcome was unknown, only an answer from the script
@@ -390,17 +326,14 @@ static void try_answered(rdl__acquire *op, int status, const redisReply *r,
         complete(op, status);
         return;
     }
-    op->unknown = 0;
     if (res.position > 0 && lock->kind->queue != NULL)
         rdl__waitq_queued(op);
     if (op->canceled)
         complete(op, RDL_ECANCELED);
     else if (op->one_try)
         complete(op, RDL_EBUSY);
-    else if (now >= op->deadline)
-        complete(op, RDL_ETIMEDOUT);
     else
-        wait_for_release(op, res.pttl_ms);
+        wait_for_release(op, now, res.pttl_ms); /* or RDL_ETIMEDOUT */
 }
 
 /* The grant (op->granted_count levels, its token in op->req) is in hand:
@@ -422,7 +355,7 @@ static void on_trimmed(void *data, int status)
     rdl__acquire *op = data;
     (void)status; /* a level not given back ends with its lease */
     if (!answered(op) && --op->trimming == 0) {
-        op->inflight = 0;
+        op->wait.inflight = 0;
         if (op->canceled) {
             undo(op);
             complete(op, RDL_ECANCELED);
@@ -449,7 +382,7 @@ static void trim(rdl__acquire *op, uint32_t extra)
     uint32_t i;
     op->granted_count -= extra;
     op->trimmed = 1;
-    op->inflight = 1;
+    op->wait.inflight = 1;
     op->trimming = 1; /* until every release is sent */
     op->refs++;
     for (i = 0; i < extra; i++) {
@@ -495,7 +428,7 @@ static void confirmed(rdl__acquire *op, int status, long long acked,
                       long long wanted)
 {
     rdl_lock_t *lock = op->lock;
-    op->inflight = 0;
+    op->wait.inflight = 0;
     if (status == 0 && acked >= wanted && !op->canceled) {
         if (!given_back_late(op, op->granted_count))
             take(op);
@@ -543,24 +476,16 @@ static void confirm(rdl__acquire *op)
         complete(op, rc);
         return;
     }
-    op->inflight = 1;
+    op->wait.inflight = 1;
 }
 
 static void send_try(rdl__acquire *op)
 {
     int rc;
-    /* Interest is registered before the try is sent: the hub's event count
-     * now tells, once the busy answer is in, whether the channel had an
-     * event meanwhile (see rdl__hub_sleep). */
-    uint64_t mark = rdl__hub_mark(op->c);
-    if (op->joined)
-        rdl__hub_busy(&op->waiter, mark);
-    else
-        op->waiter.since = mark;
-    op->again = 0;
+    rdl__wait_trying(&op->wait);
     /* After an unknown outcome the retry may only report what the earlier
      * send did: the lease then ran from the earlier send. */
-    if (op->unknown == 0)
+    if (op->wait.unknown == 0)
         op->sent_at = rdl__now_ms();
     RDL__STAT_INC(&op->lock->c->net, attempts);
     op->refs++;
@@ -577,7 +502,13 @@ static void send_try(rdl__acquire *op)
         complete(op, rc);
         return;
     }
-    op->inflight = 1;
+    op->wait.inflight = 1;
+}
+
+/* The wait's next try (a wake-up, the timer). */
+static void send_next(rdl__wait *w)
+{
+    send_try(RDL_CONTAINER_OF(w, rdl__acquire, wait));
 }
 
 static void on_abort(rdl__active *a)
@@ -600,15 +531,11 @@ static int cancel(rdl__op *base)
     if (op->canceled || op->done || op->ending)
         return 0; /* ending: the outcome is decided */
     op->canceled = 1;
-    if (op->inflight)
+    /* Out of the hub at once unless a try is out: a wake-one message that
+     * arrives before the completion runs goes to another waiter instead of
+     * to this one. */
+    if (rdl__wait_halt(&op->wait))
         return 0; /* the reply decides, and undoes a success */
-    uv_timer_stop(&op->timer);
-    /* Out of the hub at once: a wake-one message that arrives before the
-     * completion runs goes to another waiter instead of to this one. */
-    if (op->joined) {
-        rdl__hub_leave(&op->waiter);
-        op->joined = 0;
-    }
     /* The callback must not run inside rdl_req_cancel(). If the client is
      * closing, the shutdown completes the request instead. */
     op->task.run = on_cancel_task;
@@ -637,30 +564,27 @@ int rdl__acquire_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
     op->sent_at = now;
     op->started = now;
     op->one_try = wait_ms == 0;
-    op->deadline =
-        wait_ms == RDL_WAIT_FOREVER || (uint64_t)wait_ms > UINT64_MAX - now
-            ? UINT64_MAX
-            : now + (uint64_t)wait_ms;
     rdl__client_owner(c, owner, op->owner_str);
     op->reqseq = rdl__client_reqseq(c);
     op->known = rdl__hold_believed(lock, owner);
     rdl__queue_init(&op->active.node);
     op->active.abort = on_abort;
     op->active.stage = RDL__STAGE_OPERATION;
-    uv_timer_init(c->net.loop, &op->timer);
-    op->timer.data = op;
-    rdl__net_handle_opened(&c->net);
+    rdl__wait_init(&op->wait, c, wait_ms, now, send_next);
+    /* Hand-offs name the owner they are for. */
+    if (lock->kind->queue != NULL && lock->kind->queue->targeted)
+        op->wait.waiter.target = op->owner_str;
 
     RDL__STAT_INC(&c->net, attempts);
-    op->waiter.since = rdl__hub_mark(c); /* as in send_try() */
-    op->refs = 2;                        /* the timer, the try */
+    rdl__wait_trying(&op->wait); /* as in send_try() */
+    op->refs = 2;                /* the timer, the try */
     rc = lock->kind->send_try(op, on_try);
     if (rc != 0) {
         op->refs = 1;
-        uv_close((uv_handle_t *)&op->timer, on_timer_closed);
+        rdl__wait_close(&op->wait, on_wait_closed);
         return rc;
     }
-    op->inflight = 1;
+    op->wait.inflight = 1;
     rdl__client_active_add(c, &op->active);
     req->lock = lock;
     req->fencing_token = 0;

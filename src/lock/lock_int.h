@@ -158,18 +158,16 @@ struct rdl__acquire {
     rdl_lock_t *lock;
     rdl_owner_t owner;
     char owner_str[64];
-    uint64_t reqseq;   /* its request id (rdl__acquire_reqid): kept as a
-                          number, as waiters are many */
-    int64_t lease_ms;  /* the lease sent (the watchdog's if auto) */
-    int auto_lease;    /* RDL_LEASE_AUTO */
-    uint64_t sent_at;  /* when the try that may have been applied was sent */
-    uint64_t started;  /* when the acquisition began (monotonic ms) */
-    uint64_t deadline; /* monotonic ms; UINT64_MAX: no limit */
-    int one_try;       /* wait_ms was 0 */
-    rdl_client_t *c;   /* outlives the lock object: the timer closes late */
-    uv_timer_t timer;
-    rdl__waiter waiter;
-    int unknown;        /* unknown-outcome failures in a row */
+    uint64_t reqseq;  /* its request id (rdl__acquire_reqid): kept as a
+                         number, as waiters are many */
+    int64_t lease_ms; /* the lease sent (the watchdog's if auto) */
+    int auto_lease;   /* RDL_LEASE_AUTO */
+    uint64_t sent_at; /* when the try that may have been applied was sent */
+    uint64_t started; /* when the acquisition began (monotonic ms) */
+    int one_try;      /* wait_ms was 0 */
+    rdl_client_t *c;  /* outlives the lock object: the timer closes late */
+    /* Its deadline, timer, hub waiter, unknown outcomes in a row. */
+    rdl__wait wait;
     int unknown_status; /* the last of them, reported if no answer follows */
     struct rdl__qentry *qentry; /* the queue entry's heartbeat (fair) */
     int queued;                 /* a try put the owner in the queue */
@@ -180,8 +178,7 @@ struct rdl__acquire {
     int trimming;   /* stale levels being given back (acquire.c trim) */
     uint32_t known; /* levels the client believed the owner held (valid)
                        when the call began: rdl__hold_believed() */
-    unsigned inflight : 1, again : 1, canceled : 1, done : 1, joined : 1,
-        ending : 1, give_back : 1, trimmed : 1;
+    unsigned canceled : 1, done : 1, ending : 1, give_back : 1, trimmed : 1;
 };
 
 /* A release in progress (release.c). */

@@ -35,6 +35,7 @@
 #include <uv.h>
 
 #include "core/alloc.h"
+#include "core/clock.h"
 #include "lock/lock_ext.h"
 
 /* At most this many parts (a part's membership is a bit of a mask). */
@@ -66,11 +67,6 @@ typedef struct rdl__multi {
 static rdl__multi *multi_of(const rdl_lock_t *ml)
 {
     return rdl__lock_impl(ml);
-}
-
-static uint64_t now_ms(void)
-{
-    return uv_hrtime() / 1000000;
 }
 
 /* ---- owner state (composite mutex held) ----------------------------------- */
@@ -206,14 +202,6 @@ static void say(rdl_lock_t *ml, const char *text)
 
 /* ---- acquire ----------------------------------------------------------------- */
 
-static int64_t left_ms(uint64_t deadline)
-{
-    uint64_t now = now_ms();
-    if (deadline == UINT64_MAX)
-        return RDL_WAIT_FOREVER;
-    return deadline > now ? (int64_t)(deadline - now) : 0;
-}
-
 static void release_mask(rdl__multi *m, rdl_owner_t owner, uint64_t mask)
 {
     size_t i = m->n;
@@ -258,7 +246,8 @@ static int multi_take(rdl_lock_t *ml, rdl_owner_t owner, uint64_t deadline,
         uint64_t mask = 0;
         int rc = 0, capped = 0;
         for (i = 0; i < m->n; i++) {
-            int64_t wait = deadline == 0 ? 0 : left_ms(deadline), room;
+            /* deadline 0 (one try) leaves 0 */
+            int64_t wait = rdl__left_of(deadline, rdl__now_ms()), room;
             int by_lease = 0;
             if (fixed && mask != 0) {
                 /* How long the parts held can wait and keep `keep`. */
@@ -288,7 +277,8 @@ static int multi_take(rdl_lock_t *ml, rdl_owner_t owner, uint64_t deadline,
             capped = 1;
         }
         release_mask(m, owner, mask);
-        if (capped && deadline != 0 && left_ms(deadline) != 0) {
+        if (capped && deadline != 0 &&
+            rdl__left_of(deadline, rdl__now_ms()) != 0) {
             /* Start over, holding nothing, after a short random pause: a
              * lease too short for the round trips would otherwise spin. */
             uv_sleep(1 + randombytes_uniform(10));
@@ -335,7 +325,7 @@ static int one_call_take(rdl_lock_t *ml, rdl_owner_t owner, uint64_t deadline,
             /* A part was lost as soon as it was granted: start over. */
             release_mask(m, owner, all);
             rc = deadline == 0 ? RDL_EBUSY : RDL_ETIMEDOUT;
-            if (deadline == 0 || left_ms(deadline) == 0)
+            if (deadline == 0 || rdl__left_of(deadline, rdl__now_ms()) == 0)
                 break;
             continue;
         }
@@ -348,7 +338,8 @@ static int one_call_take(rdl_lock_t *ml, rdl_owner_t owner, uint64_t deadline,
             break;
         /* Wait for the busy part alone, holding nothing else. */
         waited = m->parts[busy];
-        rc = rdl_lock_acquire_as(waited, owner, left_ms(deadline), lease_ms);
+        rc = rdl_lock_acquire_as(
+            waited, owner, rdl__left_of(deadline, rdl__now_ms()), lease_ms);
         if (rc != 0) {
             waited = NULL;
             rc = wait_failed(deadline, rc);
@@ -367,7 +358,7 @@ static int red_round(rdl_lock_t *ml, rdl_owner_t owner, int64_t lease_ms,
                      int *contended, char *text, size_t len)
 {
     rdl__multi *m = multi_of(ml);
-    uint64_t start = now_ms(), mask = 0, elapsed;
+    uint64_t start = rdl__now_ms(), mask = 0, elapsed;
     size_t i, ok = 0, busy = 0, at = 0;
 
     at += (size_t)snprintf(text, len, "redlock:");
@@ -387,7 +378,7 @@ static int red_round(rdl_lock_t *ml, rdl_owner_t owner, int64_t lease_ms,
                                    i + 1 < m->n ? "," : "");
         }
     }
-    elapsed = now_ms() - start;
+    elapsed = rdl__now_ms() - start;
     /* What is left of the lease on the part granted first, less the drift
      * allowance (inside rdl_lock_valid_ms), must be positive. */
     if (ok >= m->quorum && grant(ml, owner, mask, 1))
@@ -413,7 +404,7 @@ static int red_take(rdl_lock_t *ml, rdl_owner_t owner, uint64_t deadline,
         rc = red_round(ml, owner, lease_ms, &contended, text, sizeof(text));
         if (rc == 0)
             return 0;
-        left = deadline == 0 ? 0 : left_ms(deadline);
+        left = rdl__left_of(deadline, rdl__now_ms()); /* 0 after one try */
         if (left == 0)
             break;
         /* Retry after a random pause, so competing clients spread out. */
@@ -433,14 +424,9 @@ static int red_take(rdl_lock_t *ml, rdl_owner_t owner, uint64_t deadline,
 static int multi_acquire(rdl_lock_t *ml, rdl_owner_t owner, int64_t wait_ms,
                          int64_t lease_ms)
 {
-    uint64_t now = now_ms(), deadline;
-    if (wait_ms == 0)
-        deadline = 0; /* one try per part */
-    else if (wait_ms == RDL_WAIT_FOREVER ||
-             (uint64_t)wait_ms > UINT64_MAX - now)
-        deadline = UINT64_MAX;
-    else
-        deadline = now + (uint64_t)wait_ms;
+    /* deadline 0: one try per part */
+    uint64_t deadline =
+        wait_ms == 0 ? 0 : rdl__deadline_of(wait_ms, rdl__now_ms());
     if (multi_of(ml)->redlock)
         return red_take(ml, owner, deadline, lease_ms);
     if (multi_of(ml)->one_call)
