@@ -65,7 +65,7 @@ planted_core_includes_lock)
     plant core/hub.c '#include "lock/lock_int.h"'
     ;;
 planted_multilock_includes_lock_int)
-    plant multilock/multi.c '#include "lock/lock_int.h"'
+    plant multilock/composite.c '#include "lock/lock_int.h"'
     ;;
 *)
     fail "unknown case $case_"
