@@ -39,37 +39,39 @@ root=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 #   0 base        allocation, the clock, errors, replies, URLs, key names,
 #                 slots, the map and queue, thread owners
 #   1 transport   net (what one client's connections share), TLS sessions,
-#                 the connection
-#   2 durability  WAIT confirmations on the durable line
-#   3 deployments the router interface (core/router.h) and its
+#                 the connection (conn.c and its inside, conn_int.h)
+#   2             getting a connection connected (connect.c)
+#   3 durability  WAIT confirmations on the durable line
+#   4 deployments the router interface (core/router.h) and its
 #                 implementations: standalone, cluster, sentinel
-#   4 deploy      picks a deployment for a URL (names every implementation)
-#   5 client      the client object, its loop, tasks, shutdown, events
-#   6 services    scripts, the hub, the blocking facade, retries
-#   7             batching (runs scripts), waiting (uses the hub), the
+#   5 deploy      picks a deployment for a URL (names every implementation)
+#   6 client      the client object, its loop, tasks, shutdown
+#   7 services    scripts, the hub, the blocking facade, retries
+#   8             batching (runs scripts), waiting (uses the hub), the
 #                 event callback (set through the blocking facade)
-#   8             the listing of locks; internal.h (every service at once)
-#   9 watchdog    batched lease renewal
-#  10 lock        rdl_lock_t, the script kinds' shared machinery
-#  11 kinds       fair, rwlock, semaphore; the latch (services of core, no
+#   9             the listing of locks; internal.h (every service at once)
+#  10 watchdog    batched lease renewal
+#  11 lock        rdl_lock_t, the script kinds' shared machinery
+#  12 kinds       fair, rwlock, semaphore; the latch (services of core, no
 #                 lock machinery); multilock (only the extension interface
 #                 of the lock layer, lock/lock_ext.h, and core's
 #                 allocator and clock)
 declare -A core_floor=(
     [alloc]=0 [clock]=0 [errmsg]=0 [error]=0 [reply]=0 [url]=0 [keys]=0
     [slot]=0 [map]=0 [queue]=0 [owner]=0
-    [net]=1 [tls]=1 [conn]=1
-    [durable]=2
-    [router]=3
-    [client]=5
-    [script]=6 [hub]=6 [sync]=6 [retry]=6
-    [batch]=7 [wait]=7 [events]=7
-    [list]=8 [internal]=8
+    [net]=1 [tls]=1 [conn]=1 [conn_int]=1
+    [connect]=2
+    [durable]=3
+    [router]=4
+    [client]=6
+    [script]=7 [hub]=7 [sync]=7 [retry]=7
+    [batch]=8 [wait]=8 [events]=8
+    [list]=9 [internal]=9
 )
 declare -A floor=(
-    [core]=-1 [standalone]=3 [cluster]=3 [sentinel]=3 [deploy]=4
-    [watchdog]=9 [lock]=10 [fair]=11 [rwlock]=11 [semaphore]=11
-    [latch]=11 [multilock]=11
+    [core]=-1 [standalone]=4 [cluster]=4 [sentinel]=4 [deploy]=5
+    [watchdog]=10 [lock]=11 [fair]=12 [rwlock]=12 [semaphore]=12
+    [latch]=12 [multilock]=12
 )
 declare -A allowed=(
     [core]="standalone cluster sentinel deploy"

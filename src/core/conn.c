@@ -12,8 +12,9 @@
  * RDL_ECONNREFUSED: its outcome is known.
  *
  * A drop fails every written command with RDL_ECONNLOST (outcome unknown)
- * and reconnects with exponential backoff and jitter; a new connection runs
- * the handshake (AUTH, SELECT, CLIENT SETNAME) before any queued command.
+ * and reconnects with exponential backoff and jitter: connect.c makes the
+ * new attempt, and runs the handshake (AUTH, SELECT, CLIENT SETNAME)
+ * before any queued command.
  *
  * Over TLS (rediss URLs) a session (tls.h) sits between the socket and the
  * codec: what the socket reads is fed to it and decrypted before hiredis
@@ -31,95 +32,20 @@
 #include "alloc.h"
 #include "clock.h"
 #include "net.h"
-#include "conn.h"
+#include "conn_int.h"
 #include "errmsg.h"
 #include "queue.h"
 #include "reply.h"
 #include "tls.h"
 
-#define READ_BUF_SIZE (64 * 1024)
 #define BACKOFF_BASE_MS 25
 #define BACKOFF_MAX_MS 1000
-
-enum conn_state {
-    IDLE,
-    RESOLVING,
-    CONNECTING,
-    TLS_HANDSHAKE,
-    HANDSHAKE,
-    READY,
-    BACKOFF,
-    CLOSED
-};
-
-typedef struct cmd {
-    rdl__queue node;
-    rdl__reply_fn fn;
-    void *data;
-    int handshake;     /* dropped silently when the attempt fails */
-    uint64_t deadline; /* monotonic ms */
-    uint64_t written;  /* when it went to the write buffer; 0: not yet */
-    char *buf;         /* the encoded command while unsent */
-    size_t len;
-} cmd;
-
-/* A socket lives for one connection attempt; it is freed when libuv has
- * closed it, which may be after the connection moved on. */
-typedef struct sock {
-    uv_tcp_t tcp;
-    uv_connect_t creq;
-    rdl__conn *cn;
-} sock;
-
-typedef struct resolve {
-    uv_getaddrinfo_t req;
-    rdl__conn *cn; /* NULL once the connection no longer waits for it */
-} resolve;
 
 typedef struct wreq {
     uv_write_t req;
     char *buf;
 } wreq;
 
-struct rdl__conn {
-    rdl__net *net;
-    rdl__conn_role role;
-    char *host;
-    int port;
-    char addr[300];
-    int login_set;          /* rdl__conn_set_login(): not the client's */
-    const char *login_user; /* NULL: none */
-    const char *login_pass; /* NULL: no AUTH */
-    int login_db;
-    const rdl__conn_events *ev;
-    void *data;
-    int state;
-    sock *sk;
-    rdl__tls *tls; /* the socket's TLS session; NULL without TLS */
-    resolve *res;
-    uv_timer_t timer;     /* connect timeout, then reconnect backoff */
-    uv_timer_t cmd_timer; /* deadline of the oldest command */
-    uv_prepare_t flusher;
-    uv_idle_t kick; /* start_flusher(): the next poll must not wait */
-    int flush_soon; /* rdl__conn_flush_soon() */
-    int in_flush;   /* its flush runs: what it appends leaves with it */
-    redisReader *reader;
-    char *rbuf;
-    rdl__queue unsent;
-    rdl__queue sent;
-    unsigned buffered; /* the last of `sent` still in wbuf, not written */
-    char *wbuf;
-    size_t wlen, wcap;
-    void *ext; /* rdl__conn_attach() */
-    void (*ext_free)(void *data);
-    unsigned gen;        /* connections established so far */
-    unsigned attempt;    /* failed attempts in a row, for backoff */
-    unsigned handshakes; /* handshake replies still expected */
-    unsigned handles;    /* open libuv handles */
-};
-
-static void start_connect(rdl__conn *cn);
-static void drop(rdl__conn *cn, int status, const char *why);
 static void io_failed(rdl__conn *cn, int n);
 
 /* ---- handles ---------------------------------------------------------- */
@@ -323,7 +249,7 @@ static int write_bytes(rdl__conn *cn, char *buf, size_t len, int own)
     if (w == NULL) {
         if (own)
             rdl__free(buf);
-        drop(cn, RDL_ECONNLOST, "out of memory while writing");
+        rdl__conn_drop(cn, RDL_ECONNLOST, "out of memory while writing");
         return -1;
     }
     w->buf = buf;
@@ -337,20 +263,18 @@ static int write_bytes(rdl__conn *cn, char *buf, size_t len, int own)
     if (rc != 0) {
         rdl__free(w->buf);
         rdl__free(w);
-        drop(cn, RDL_ECONNLOST, uv_strerror(rc));
+        rdl__conn_drop(cn, RDL_ECONNLOST, uv_strerror(rc));
         return -1;
     }
     return 0;
 }
 
-/* Writes the ciphertext the TLS session has produced. Returns 0, or -1 if
- * the connection was dropped. */
-static int write_cipher(rdl__conn *cn)
+int rdl__conn_write_cipher(rdl__conn *cn)
 {
     char *buf;
     size_t len;
     if (rdl__tls_take(cn->tls, &buf, &len) != 0) {
-        drop(cn, RDL_ECONNLOST, "out of memory while writing");
+        rdl__conn_drop(cn, RDL_ECONNLOST, "out of memory while writing");
         return -1;
     }
     if (len == 0)
@@ -377,10 +301,10 @@ static void flush(rdl__conn *cn)
         cn->wlen = 0;
         cn->buffered = 0;
         if (rc != 0) {
-            drop(cn, rc == RDL_ETLS ? RDL_ETLS : RDL_ECONNLOST, why);
+            rdl__conn_drop(cn, rc == RDL_ETLS ? RDL_ETLS : RDL_ECONNLOST, why);
             return;
         }
-        (void)write_cipher(cn);
+        (void)rdl__conn_write_cipher(cn);
     } else if (write_bytes(cn, cn->wbuf, cn->wlen, 0) == 1) {
         cn->wlen = 0;
         cn->buffered = 0;
@@ -412,14 +336,13 @@ static void to_sent(rdl__conn *cn, cmd *k)
     cn->buffered++;
 }
 
-/* Writes every unsent command (the connection just became ready). */
-static void write_unsent(rdl__conn *cn)
+void rdl__conn_write_unsent(rdl__conn *cn)
 {
     cmd *k;
     while (!rdl__queue_empty(&cn->unsent)) {
         k = RDL_CONTAINER_OF(rdl__queue_head(&cn->unsent), cmd, node);
         if (append(cn, k->buf, k->len) != 0) {
-            drop(cn, RDL_ECONNLOST, "out of memory while writing");
+            rdl__conn_drop(cn, RDL_ECONNLOST, "out of memory while writing");
             return;
         }
         rdl__free(k->buf);
@@ -428,6 +351,30 @@ static void write_unsent(rdl__conn *cn)
         to_sent(cn, k);
         RDL__STAT_INC(cn->net, commands);
     }
+}
+
+int rdl__conn_send_first(rdl__conn *cn, int argc, const char **argv,
+                         rdl__reply_fn fn, void *data)
+{
+    char *buf = NULL;
+    int len = redisFormatCommandArgv(&buf, argc, argv, NULL), rc;
+    cmd *k;
+    if (len < 0)
+        return RDL_ENOMEM;
+    k = rdl__calloc(1, sizeof(*k));
+    rc = k != NULL ? append(cn, buf, (size_t)len) : RDL_ENOMEM;
+    redisFreeCommand(buf);
+    if (rc != 0) {
+        rdl__free(k);
+        return rc;
+    }
+    rdl__queue_init(&k->node);
+    k->fn = fn;
+    k->data = data;
+    k->handshake = 1;
+    k->deadline = UINT64_MAX; /* the connect timer bounds the handshake */
+    to_sent(cn, k);
+    return 0;
 }
 
 int rdl__conn_send(rdl__conn *cn, const char *buf, size_t len, rdl__reply_fn fn,
@@ -460,7 +407,7 @@ int rdl__conn_send(rdl__conn *cn, const char *buf, size_t len, rdl__reply_fn fn,
         k->len = len;
         rdl__queue_insert_tail(&cn->unsent, &k->node);
         if (cn->state == IDLE)
-            start_connect(cn);
+            cn->steps->connect(cn); /* connect.c */
     }
     arm_cmd_timer(cn);
     return 0;
@@ -482,13 +429,11 @@ int rdl__conn_sendv(rdl__conn *cn, int argc, const char **argv,
 
 static void on_backoff(uv_timer_t *t)
 {
-    start_connect(t->data);
+    rdl__conn *cn = t->data;
+    cn->steps->connect(cn);
 }
 
-/* Ends the current attempt or connection: written commands fail with
- * `status`, unsent ones keep waiting (bounded by their deadlines), and a
- * new attempt follows after a backoff. */
-static void drop(rdl__conn *cn, int status, const char *why)
+void rdl__conn_drop(rdl__conn *cn, int status, const char *why)
 {
     unsigned delay, shift;
     int was_ready = cn->state == READY;
@@ -541,7 +486,7 @@ static void on_cmd_timer(uv_timer_t *t)
              * the connection is reset first; commands that the callback
              * sends then wait for the new connection. */
             cn->attempt = 0;
-            drop(cn, RDL_ECONNLOST, "reset after a command timeout");
+            rdl__conn_drop(cn, RDL_ECONNLOST, "reset after a command timeout");
             rdl__errmsg_set(cn->net->owner, "%s: no reply within %lld ms",
                             cn->addr, (long long)cn->net->command_ms);
             finish(k, RDL_ECMDTIMEOUT, NULL);
@@ -561,11 +506,11 @@ static void on_cmd_timer(uv_timer_t *t)
 
 /* ---- reading ------------------------------------------------------------ */
 
-static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *b)
+void rdl__conn_on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *b)
 {
     sock *sk = h->data;
     (void)hint;
-    *b = uv_buf_init(sk->cn->rbuf, READ_BUF_SIZE);
+    *b = uv_buf_init(sk->cn->rbuf, RDL__CONN_READ_BUF);
 }
 
 static void dispatch(rdl__conn *cn, const redisReply *r)
@@ -583,7 +528,7 @@ static void dispatch(rdl__conn *cn, const redisReply *r)
         return;
     k = pop(&cn->sent);
     if (k == NULL) {
-        drop(cn, RDL_EPROTO, "reply without a command");
+        rdl__conn_drop(cn, RDL_EPROTO, "reply without a command");
         return;
     }
     finish(k, code > 0 ? 0 : code, r);
@@ -595,12 +540,12 @@ static void read_replies(rdl__conn *cn, const sock *sk, const char *buf,
 {
     void *reply;
     if (redisReaderFeed(cn->reader, buf, n) != REDIS_OK) {
-        drop(cn, RDL_EPROTO, "protocol error");
+        rdl__conn_drop(cn, RDL_EPROTO, "protocol error");
         return;
     }
     while (cn->sk == sk) {
         if (redisReaderGetReply(cn->reader, &reply) != REDIS_OK) {
-            drop(cn, RDL_EPROTO, "protocol error");
+            rdl__conn_drop(cn, RDL_EPROTO, "protocol error");
             return;
         }
         if (reply == NULL)
@@ -615,21 +560,6 @@ static void read_replies(rdl__conn *cn, const sock *sk, const char *buf,
     }
 }
 
-static void start_handshake(rdl__conn *cn);
-
-/* Advances the TLS handshake; once it is done the Redis handshake starts. */
-static void tls_step(rdl__conn *cn)
-{
-    char why[256];
-    int rc = rdl__tls_handshake(cn->tls, why, sizeof(why));
-    if (write_cipher(cn) != 0)
-        return;
-    if (rc < 0)
-        drop(cn, RDL_ETLS, why);
-    else if (rc == 1)
-        start_handshake(cn);
-}
-
 /* Ciphertext from the socket: decrypted record by record. A TLS failure
  * before the connection is ready (a refused client certificate, with TLS
  * 1.3) fails the attempt with RDL_ETLS; later it is a lost connection. */
@@ -638,11 +568,11 @@ static void read_tls(rdl__conn *cn, const sock *sk, const char *buf, size_t n)
     char plain[16 * 1024], why[256];
     int got;
     if (rdl__tls_feed(cn->tls, buf, n) != 0) {
-        drop(cn, RDL_ECONNLOST, "out of memory while reading");
+        rdl__conn_drop(cn, RDL_ECONNLOST, "out of memory while reading");
         return;
     }
     if (cn->state == TLS_HANDSHAKE) {
-        tls_step(cn);
+        cn->steps->tls_step(cn);
         if (cn->sk != sk || cn->state == TLS_HANDSHAKE)
             return;
     }
@@ -651,16 +581,17 @@ static void read_tls(rdl__conn *cn, const sock *sk, const char *buf, size_t n)
         if (got == 0)
             break;
         if (got < 0) {
-            drop(cn,
-                 got == RDL_ETLS && cn->state != READY ? RDL_ETLS
-                                                       : RDL_ECONNLOST,
-                 why);
+            rdl__conn_drop(cn,
+                           got == RDL_ETLS && cn->state != READY
+                               ? RDL_ETLS
+                               : RDL_ECONNLOST,
+                           why);
             return;
         }
         read_replies(cn, sk, plain, (size_t)got);
     }
     if (cn->sk == sk && cn->tls != NULL)
-        (void)write_cipher(cn); /* e.g. an answer to a key update */
+        (void)rdl__conn_write_cipher(cn); /* e.g. an answer to a key update */
 }
 
 /* A read or write failed with libuv's error n: the connection is dropped,
@@ -673,22 +604,23 @@ static void io_failed(rdl__conn *cn, int n)
     char why[256];
     int gone = n == UV_EOF || n == UV_ECONNRESET || n == UV_EPIPE;
     if (gone && cn->state == TLS_HANDSHAKE) {
-        drop(cn, RDL_ETLS,
-             "TLS: the server closed the connection during the handshake");
+        rdl__conn_drop(
+            cn, RDL_ETLS,
+            "TLS: the server closed the connection during the handshake");
     } else if (gone && cn->state == HANDSHAKE && cn->tls != NULL) {
         rdl__tls_closed_early(cn->tls, why, sizeof(why));
-        drop(cn, RDL_ETLS, why);
+        rdl__conn_drop(cn, RDL_ETLS, why);
     } else if (gone && cn->state == HANDSHAKE) {
-        drop(cn, RDL_ECONNLOST,
-             "closed by the server before answering (a TLS port? use "
-             "rediss://)");
+        rdl__conn_drop(cn, RDL_ECONNLOST,
+                       "closed by the server before answering (a TLS port? use "
+                       "rediss://)");
     } else {
-        drop(cn, RDL_ECONNLOST,
-             n == UV_EOF ? "closed by the server" : uv_strerror(n));
+        rdl__conn_drop(cn, RDL_ECONNLOST,
+                       n == UV_EOF ? "closed by the server" : uv_strerror(n));
     }
 }
 
-static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
+void rdl__conn_on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 {
     sock *sk = s->data;
     rdl__conn *cn = sk->cn;
@@ -705,326 +637,13 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
         read_replies(cn, sk, b->base, (size_t)n);
 }
 
-/* ---- connecting --------------------------------------------------------- */
-
-static void on_ready(rdl__conn *cn)
-{
-    uv_timer_stop(&cn->timer);
-    cn->state = READY;
-    cn->attempt = 0;
-    cn->gen++;
-    RDL__STAT_INC(cn->net, connects);
-    write_unsent(cn);
-    if (cn->ev->ready != NULL)
-        cn->ev->ready(cn, cn->data);
-}
-
-static void on_handshake_reply(void *data, int status, const redisReply *r,
-                               uint64_t written_ms)
-{
-    rdl__conn *cn = data;
-    (void)written_ms;
-    if (status != 0) {
-        char why[200];
-        snprintf(why, sizeof(why), "handshake refused: %.150s",
-                 r != NULL && r->type == REDIS_REPLY_ERROR ? r->str : "?");
-        drop(cn, status, why);
-        return;
-    }
-    if (--cn->handshakes == 0)
-        on_ready(cn);
-}
-
-/* CLIENT SETNAME only names the connection for operators: a server or
- * proxy that does not know the command (a plain error) is no reason to
- * fail; NOAUTH still is (it is how a server that wants a password says
- * so when none was sent). */
-static void on_name_reply(void *data, int status, const redisReply *r,
-                          uint64_t written_ms)
-{
-    on_handshake_reply(data, status == RDL_ESERVER ? 0 : status, r, written_ms);
-}
-
-static int handshake_cmd(rdl__conn *cn, int argc, const char **argv,
-                         rdl__reply_fn fn)
-{
-    char *buf = NULL;
-    int len = redisFormatCommandArgv(&buf, argc, argv, NULL), rc;
-    cmd *k;
-    if (len < 0)
-        return RDL_ENOMEM;
-    k = rdl__calloc(1, sizeof(*k));
-    rc = k != NULL ? append(cn, buf, (size_t)len) : RDL_ENOMEM;
-    redisFreeCommand(buf);
-    if (rc != 0) {
-        rdl__free(k);
-        return rc;
-    }
-    rdl__queue_init(&k->node);
-    k->fn = fn;
-    k->data = cn;
-    k->handshake = 1;
-    k->deadline = UINT64_MAX; /* the connect timer bounds the handshake */
-    to_sent(cn, k);
-    cn->handshakes++;
-    return 0;
-}
-
-static void start_handshake(rdl__conn *cn)
-{
-    const rdl__net *net = cn->net;
-    char db[16], name[64];
-    const char *argv[3];
-    int rc = 0;
-
-    const char *user = cn->login_set ? cn->login_user : net->url.user;
-    const char *pass = cn->login_set ? cn->login_pass : net->url.pass;
-    int dbn = cn->login_set ? cn->login_db : net->url.db;
-
-    cn->state = HANDSHAKE;
-    cn->handshakes = 0;
-    if (pass != NULL) {
-        argv[0] = "AUTH";
-        argv[1] = user != NULL ? user : pass;
-        argv[2] = pass;
-        rc = handshake_cmd(cn, user != NULL ? 3 : 2, argv, on_handshake_reply);
-    }
-    if (rc == 0 && dbn != 0 && cn->role == RDL__CONN_CMD) {
-        snprintf(db, sizeof(db), "%d", dbn);
-        argv[0] = "SELECT";
-        argv[1] = db;
-        rc = handshake_cmd(cn, 2, argv, on_handshake_reply);
-    }
-    if (rc == 0) {
-        snprintf(name, sizeof(name), "rdl:%s:%s", net->id,
-                 cn->role == RDL__CONN_CMD ? "cmd" : "sub");
-        argv[0] = "CLIENT";
-        argv[1] = "SETNAME";
-        argv[2] = name;
-        rc = handshake_cmd(cn, 3, argv, on_name_reply);
-    }
-    if (rc != 0)
-        drop(cn, RDL_ENOMEM, "out of memory");
-}
-
-static void on_connect(uv_connect_t *req, int status)
-{
-    sock *sk = req->data;
-    rdl__conn *cn = sk->cn;
-    if (cn->sk != sk)
-        return; /* abandoned attempt: it is being closed */
-    if (status != 0) {
-        drop(cn, RDL_ECONNREFUSED, uv_strerror(status));
-        return;
-    }
-    cn->reader = redisReaderCreate();
-    if (cn->reader == NULL) {
-        drop(cn, RDL_ENOMEM, "out of memory");
-        return;
-    }
-    uv_read_start((uv_stream_t *)&sk->tcp, on_alloc, on_read);
-    if (cn->net->url.tls) {
-        char why[256];
-        int rc =
-            rdl__tls_new(cn->net->tls, cn->host, &cn->tls, why, sizeof(why));
-        if (rc != 0) {
-            drop(cn, rc, why);
-            return;
-        }
-        cn->state = TLS_HANDSHAKE;
-        tls_step(cn);
-        return;
-    }
-    start_handshake(cn);
-}
-
-static void connect_to(rdl__conn *cn, const struct sockaddr *sa)
-{
-    sock *sk = rdl__calloc(1, sizeof(*sk));
-    int rc;
-    if (sk == NULL) {
-        drop(cn, RDL_ENOMEM, "out of memory");
-        return;
-    }
-    sk->cn = cn;
-    uv_tcp_init(cn->net->loop, &sk->tcp);
-    sk->tcp.data = sk;
-    sk->creq.data = sk;
-    cn->sk = sk;
-    cn->handles++;
-    rdl__net_handle_opened(cn->net);
-    uv_tcp_nodelay(&sk->tcp, 1);
-    cn->state = CONNECTING;
-    rc = uv_tcp_connect(&sk->creq, &sk->tcp, sa, on_connect);
-    if (rc != 0)
-        drop(cn, RDL_ECONNREFUSED, uv_strerror(rc));
-}
-
-static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *ai)
-{
-    resolve *res = RDL_CONTAINER_OF(req, resolve, req);
-    rdl__conn *cn = res->cn;
-    rdl__free(res);
-    if (cn == NULL) {
-        uv_freeaddrinfo(ai);
-        return;
-    }
-    cn->res = NULL;
-    if (status != 0 || ai == NULL) {
-        drop(cn, RDL_ECONNREFUSED, status ? uv_strerror(status) : "no address");
-        uv_freeaddrinfo(ai);
-        return;
-    }
-    connect_to(cn, ai->ai_addr);
-    uv_freeaddrinfo(ai);
-}
-
-static void on_connect_timeout(uv_timer_t *t)
-{
-    rdl__conn *cn = t->data;
-    char why[128];
-    if (cn->state == TLS_HANDSHAKE) {
-        snprintf(why, sizeof(why),
-                 "TLS: no handshake within %lld ms (is this a TLS port?)",
-                 (long long)cn->net->connect_ms);
-        drop(cn, RDL_ETLS, why);
-        return;
-    }
-    snprintf(why, sizeof(why), "timed out after %lld ms",
-             (long long)cn->net->connect_ms);
-    drop(cn, RDL_ECONNREFUSED, why);
-}
-
-static void start_connect(rdl__conn *cn)
-{
-    struct sockaddr_storage ss;
-    struct addrinfo hints;
-    resolve *res;
-    int rc;
-
-    uv_timer_start(&cn->timer, on_connect_timeout,
-                   (uint64_t)cn->net->connect_ms, 0);
-    if (uv_ip4_addr(cn->host, cn->port, (struct sockaddr_in *)&ss) == 0 ||
-        uv_ip6_addr(cn->host, cn->port, (struct sockaddr_in6 *)&ss) == 0) {
-        connect_to(cn, (struct sockaddr *)&ss);
-        return;
-    }
-    res = rdl__calloc(1, sizeof(*res));
-    if (res == NULL) {
-        drop(cn, RDL_ENOMEM, "out of memory");
-        return;
-    }
-    memset(&hints, 0, sizeof(hints));
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    res->cn = cn;
-    cn->res = res;
-    cn->state = RESOLVING;
-    {
-        char port[8];
-        snprintf(port, sizeof(port), "%d", cn->port);
-        rc = uv_getaddrinfo(cn->net->loop, &res->req, on_resolved, cn->host,
-                            port, &hints);
-    }
-    if (rc != 0) {
-        cn->res = NULL;
-        rdl__free(res);
-        drop(cn, RDL_ECONNREFUSED, uv_strerror(rc));
-    }
-}
-
-void rdl__conn_set_login(rdl__conn *cn, const char *user, const char *pass,
-                         int db)
-{
-    cn->login_set = 1;
-    cn->login_user = user;
-    cn->login_pass = pass;
-    cn->login_db = db;
-}
-
-static void set_addr(rdl__conn *cn)
-{
-    snprintf(cn->addr, sizeof(cn->addr),
-             strchr(cn->host, ':') != NULL ? "[%s]:%d" : "%s:%d", cn->host,
-             cn->port);
-}
-
-int rdl__conn_retarget(rdl__conn *cn, const char *host, int port)
-{
-    char *h;
-    char why[400];
-    if (cn->state == CLOSED)
-        return RDL_ECLOSED;
-    if (strcmp(cn->host, host) == 0 && cn->port == port)
-        return 0;
-    h = rdl__strdup(host);
-    if (h == NULL)
-        return RDL_ENOMEM;
-    snprintf(why, sizeof(why), "moved to %s:%d", host, port);
-    rdl__free(cn->host);
-    cn->host = h;
-    cn->port = port;
-    if (cn->state == IDLE) {
-        set_addr(cn);
-        return 0;
-    }
-    /* Written commands fail as with any drop (their outcome is unknown);
-     * unsent ones wait and go to the new address, which is tried at
-     * once instead of after a backoff. */
-    drop(cn, RDL_ECONNLOST, why);
-    set_addr(cn);
-    cn->attempt = 0;
-    uv_timer_start(&cn->timer, on_backoff, 0, 0);
-    return 0;
-}
-
-void rdl__conn_start(rdl__conn *cn)
-{
-    if (cn->state == IDLE)
-        start_connect(cn);
-}
-
 /* ---- lifecycle ---------------------------------------------------------- */
 
-static void init_handle(rdl__conn *cn, uv_handle_t *h)
+void rdl__conn_init_handle(rdl__conn *cn, uv_handle_t *h)
 {
     h->data = cn;
     cn->handles++;
     rdl__net_handle_opened(cn->net);
-}
-
-rdl__conn *rdl__conn_new(rdl__net *net, rdl__conn_role role, const char *host,
-                         int port, const rdl__conn_events *ev, void *data)
-{
-    rdl__conn *cn = rdl__calloc(1, sizeof(*cn));
-    if (cn == NULL)
-        return NULL;
-    cn->host = rdl__strdup(host);
-    cn->rbuf = rdl__malloc(READ_BUF_SIZE);
-    if (cn->host == NULL || cn->rbuf == NULL) {
-        rdl__free(cn->host);
-        rdl__free(cn->rbuf);
-        rdl__free(cn);
-        return NULL;
-    }
-    cn->net = net;
-    cn->role = role;
-    cn->port = port;
-    cn->ev = ev;
-    cn->data = data;
-    cn->state = IDLE;
-    set_addr(cn);
-    rdl__queue_init(&cn->unsent);
-    rdl__queue_init(&cn->sent);
-    uv_timer_init(net->loop, &cn->timer);
-    init_handle(cn, (uv_handle_t *)&cn->timer);
-    uv_timer_init(net->loop, &cn->cmd_timer);
-    init_handle(cn, (uv_handle_t *)&cn->cmd_timer);
-    uv_prepare_init(net->loop, &cn->flusher);
-    init_handle(cn, (uv_handle_t *)&cn->flusher);
-    uv_idle_init(net->loop, &cn->kick);
-    init_handle(cn, (uv_handle_t *)&cn->kick);
-    return cn;
 }
 
 void rdl__conn_close(rdl__conn *cn)
