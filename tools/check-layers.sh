@@ -63,7 +63,7 @@ declare -A core_floor=(
     [connect]=2
     [durable]=3
     [router]=4
-    [client]=6
+    [client]=6 [route]=6 [loop]=6
     [script]=7 [hub]=7 [sync]=7 [retry]=7
     [batch]=8 [wait]=8 [events]=8
     [list]=9 [internal]=9

@@ -1,6 +1,7 @@
-/* client.c: the client object, its loop, posted tasks, the active work a
- * close must end, handle accounting and what the layers above ask of the
- * deployment (through router.h).
+/* The client floor: the client object and its settings (client.c), its
+ * loop, posted tasks, the active work a close must end and the shutdown
+ * (loop.c), and what the layers above ask of the deployment through
+ * router.h (route.c).
  *
  * Threads: the loop thread unless a comment says "any thread". The client
  * owns its router and ends it, and everything active, in one shutdown path
@@ -101,6 +102,13 @@ struct rdl_client_s {
  * (keys.h; `what` names the object in the message: "lock", "latch") and a
  * client not closed. 0, RDL_EINVAL or RDL_ECLOSED, with the message set. */
 int rdl__client_check_new(rdl_client_t *c, const char *name, const char *what);
+/* A durability timeout that fits the command timeout (a WAIT blocks its
+ * connection for up to its timeout; a shorter command timeout would reset
+ * the connection under it): 1, else 0 with the message set. */
+int rdl__client_durable_ok(rdl_client_t *c, int64_t timeout_ms);
+/* Frees the client and what its settings hold (loop.c, once nothing of it
+ * runs any more). */
+void rdl__client_destroy(rdl_client_t *c);
 /* Posts a task to the loop thread. Any thread. RDL_ECLOSED if the client is
  * not running (the task will not run). */
 int rdl__client_post(rdl_client_t *c, rdl__task *t);
