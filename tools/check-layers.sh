@@ -39,7 +39,7 @@ root=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 #   0 base        allocation, the clock, errors, replies, URLs, key names,
 #                 slots, the map and queue, thread owners
 #   1 transport   net (what one client's connections share), TLS sessions,
-#                 the connection (conn.c and its inside, conn_int.h)
+#                 the connection (conn.c)
 #   2             getting a connection connected (connect.c)
 #   3 durability  WAIT confirmations on the durable line
 #   4 deployments the router interface (core/router.h) and its
@@ -59,7 +59,7 @@ root=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 declare -A core_floor=(
     [alloc]=0 [clock]=0 [errmsg]=0 [error]=0 [reply]=0 [url]=0 [keys]=0
     [slot]=0 [map]=0 [queue]=0 [owner]=0
-    [net]=1 [tls]=1 [conn]=1 [conn_int]=1
+    [net]=1 [tls]=1 [conn]=1
     [connect]=2
     [durable]=3
     [router]=4

@@ -32,7 +32,7 @@
 #include "alloc.h"
 #include "clock.h"
 #include "net.h"
-#include "conn_int.h"
+#include "conn.h"
 #include "errmsg.h"
 #include "queue.h"
 #include "reply.h"
@@ -54,7 +54,7 @@ static void io_failed(rdl__conn *cn, int n);
 static void handle_gone(rdl__conn *cn)
 {
     rdl__net *net = cn->net;
-    if (--cn->handles == 0 && cn->state == CLOSED) {
+    if (--cn->handles == 0 && cn->state == RDL__CN_CLOSED) {
         rdl__free(cn->host);
         rdl__free(cn->rbuf);
         rdl__free(cn);
@@ -69,7 +69,7 @@ static void on_handle_closed(uv_handle_t *h)
 
 static void on_sock_closed(uv_handle_t *h)
 {
-    sock *sk = h->data;
+    rdl__sock *sk = h->data;
     rdl__conn *cn = sk->cn;
     rdl__free(sk);
     handle_gone(cn);
@@ -77,7 +77,7 @@ static void on_sock_closed(uv_handle_t *h)
 
 static void close_sock(rdl__conn *cn)
 {
-    sock *sk = cn->sk;
+    rdl__sock *sk = cn->sk;
     if (sk == NULL)
         return;
     cn->sk = NULL;
@@ -89,18 +89,18 @@ static void close_sock(rdl__conn *cn)
 
 /* ---- command queue ------------------------------------------------------ */
 
-static cmd *pop(rdl__queue *q)
+static rdl__cmd *pop(rdl__queue *q)
 {
     rdl__queue *n;
     if (rdl__queue_empty(q))
         return NULL;
     n = rdl__queue_head(q);
     rdl__queue_remove(n);
-    return RDL_CONTAINER_OF(n, cmd, node);
+    return RDL_CONTAINER_OF(n, rdl__cmd, node);
 }
 
 /* Runs a command's callback, with when the command was written. */
-static void finish(cmd *k, int status, const redisReply *r)
+static void finish(rdl__cmd *k, int status, const redisReply *r)
 {
     if (k->fn != NULL)
         k->fn(k->data, status, r, k->written);
@@ -110,7 +110,7 @@ static void finish(cmd *k, int status, const redisReply *r)
 
 static void fail_queue(rdl__queue *q, int status)
 {
-    cmd *k;
+    rdl__cmd *k;
     while ((k = pop(q)) != NULL) {
         if (k->handshake)
             k->fn = NULL;
@@ -125,7 +125,7 @@ static void fail_sent(rdl__conn *cn)
 {
     rdl__queue *q;
     unsigned n = 0, written;
-    cmd *k;
+    rdl__cmd *k;
     for (q = cn->sent.next; q != &cn->sent; q = q->next)
         n++;
     written = n - (cn->buffered < n ? cn->buffered : n);
@@ -154,7 +154,8 @@ static void on_kick(uv_idle_t *h)
  * once. */
 static void start_flusher(rdl__conn *cn)
 {
-    if (cn->state == CLOSED || uv_is_active((uv_handle_t *)&cn->flusher))
+    if (cn->state == RDL__CN_CLOSED ||
+        uv_is_active((uv_handle_t *)&cn->flusher))
         return;
     uv_prepare_start(&cn->flusher, on_flush);
     if (cn->net->flushing > 0 && !cn->in_flush)
@@ -188,10 +189,12 @@ static void arm_cmd_timer(rdl__conn *cn)
     if (uv_is_active((uv_handle_t *)&cn->cmd_timer))
         return;
     if (!rdl__queue_empty(&cn->sent))
-        at = RDL_CONTAINER_OF(rdl__queue_head(&cn->sent), cmd, node)->deadline;
+        at = RDL_CONTAINER_OF(rdl__queue_head(&cn->sent), rdl__cmd, node)
+                 ->deadline;
     if (!rdl__queue_empty(&cn->unsent)) {
         uint64_t u =
-            RDL_CONTAINER_OF(rdl__queue_head(&cn->unsent), cmd, node)->deadline;
+            RDL_CONTAINER_OF(rdl__queue_head(&cn->unsent), rdl__cmd, node)
+                ->deadline;
         at = u < at ? u : at;
     }
     if (at == UINT64_MAX)
@@ -284,7 +287,8 @@ int rdl__conn_write_cipher(rdl__conn *cn)
 
 void rdl__conn_flush_soon(rdl__conn *cn)
 {
-    if (cn->state != CLOSED && uv_is_active((uv_handle_t *)&cn->flusher))
+    if (cn->state != RDL__CN_CLOSED &&
+        uv_is_active((uv_handle_t *)&cn->flusher))
         cn->flush_soon = 1;
 }
 
@@ -329,7 +333,7 @@ static void on_flush(uv_prepare_t *p)
 
 /* A command whose bytes were just appended to the write buffer: they leave
  * in this loop iteration's flush, so from now on the server may run it. */
-static void to_sent(rdl__conn *cn, cmd *k)
+static void to_sent(rdl__conn *cn, rdl__cmd *k)
 {
     k->written = rdl__now_ms();
     rdl__queue_insert_tail(&cn->sent, &k->node);
@@ -338,9 +342,9 @@ static void to_sent(rdl__conn *cn, cmd *k)
 
 void rdl__conn_write_unsent(rdl__conn *cn)
 {
-    cmd *k;
+    rdl__cmd *k;
     while (!rdl__queue_empty(&cn->unsent)) {
-        k = RDL_CONTAINER_OF(rdl__queue_head(&cn->unsent), cmd, node);
+        k = RDL_CONTAINER_OF(rdl__queue_head(&cn->unsent), rdl__cmd, node);
         if (append(cn, k->buf, k->len) != 0) {
             rdl__conn_drop(cn, RDL_ECONNLOST, "out of memory while writing");
             return;
@@ -358,7 +362,7 @@ int rdl__conn_send_first(rdl__conn *cn, int argc, const char **argv,
 {
     char *buf = NULL;
     int len = redisFormatCommandArgv(&buf, argc, argv, NULL), rc;
-    cmd *k;
+    rdl__cmd *k;
     if (len < 0)
         return RDL_ENOMEM;
     k = rdl__calloc(1, sizeof(*k));
@@ -380,8 +384,8 @@ int rdl__conn_send_first(rdl__conn *cn, int argc, const char **argv,
 int rdl__conn_send(rdl__conn *cn, const char *buf, size_t len, rdl__reply_fn fn,
                    void *data)
 {
-    cmd *k;
-    if (cn->state == CLOSED)
+    rdl__cmd *k;
+    if (cn->state == RDL__CN_CLOSED)
         return RDL_ECLOSED;
     k = rdl__calloc(1, sizeof(*k));
     if (k == NULL)
@@ -390,7 +394,7 @@ int rdl__conn_send(rdl__conn *cn, const char *buf, size_t len, rdl__reply_fn fn,
     k->fn = fn;
     k->data = data;
     k->deadline = rdl__now_ms() + (uint64_t)cn->net->command_ms;
-    if (cn->state == READY) {
+    if (cn->state == RDL__CN_READY) {
         if (append(cn, buf, len) != 0) {
             rdl__free(k);
             return RDL_ENOMEM;
@@ -406,7 +410,7 @@ int rdl__conn_send(rdl__conn *cn, const char *buf, size_t len, rdl__reply_fn fn,
         memcpy(k->buf, buf, len);
         k->len = len;
         rdl__queue_insert_tail(&cn->unsent, &k->node);
-        if (cn->state == IDLE)
+        if (cn->state == RDL__CN_IDLE)
             cn->steps->connect(cn); /* connect.c */
     }
     arm_cmd_timer(cn);
@@ -436,9 +440,9 @@ static void on_backoff(uv_timer_t *t)
 void rdl__conn_drop(rdl__conn *cn, int status, const char *why)
 {
     unsigned delay, shift;
-    int was_ready = cn->state == READY;
+    int was_ready = cn->state == RDL__CN_READY;
 
-    if (cn->state == CLOSED || cn->state == BACKOFF)
+    if (cn->state == RDL__CN_CLOSED || cn->state == RDL__CN_BACKOFF)
         return;
     close_sock(cn);
     if (cn->res != NULL) {
@@ -453,7 +457,7 @@ void rdl__conn_drop(rdl__conn *cn, int status, const char *why)
     cn->wbuf = NULL;
     cn->wlen = cn->wcap = 0;
     cn->buffered = 0; /* failed below as written: conservative */
-    cn->state = BACKOFF;
+    cn->state = RDL__CN_BACKOFF;
     cn->attempt++;
     shift = cn->attempt - 1 < 6 ? cn->attempt - 1 : 6;
     delay = BACKOFF_BASE_MS << shift;
@@ -475,10 +479,10 @@ static void on_cmd_timer(uv_timer_t *t)
 {
     rdl__conn *cn = t->data;
     uint64_t now = rdl__now_ms();
-    cmd *k;
+    rdl__cmd *k;
 
     if (!rdl__queue_empty(&cn->sent)) {
-        k = RDL_CONTAINER_OF(rdl__queue_head(&cn->sent), cmd, node);
+        k = RDL_CONTAINER_OF(rdl__queue_head(&cn->sent), rdl__cmd, node);
         if (k->deadline <= now) {
             rdl__queue_remove(&k->node);
             RDL__STAT_INC(cn->net, cmd_timeouts);
@@ -493,7 +497,7 @@ static void on_cmd_timer(uv_timer_t *t)
         }
     }
     while (!rdl__queue_empty(&cn->unsent)) {
-        k = RDL_CONTAINER_OF(rdl__queue_head(&cn->unsent), cmd, node);
+        k = RDL_CONTAINER_OF(rdl__queue_head(&cn->unsent), rdl__cmd, node);
         if (k->deadline > now)
             break;
         rdl__queue_remove(&k->node);
@@ -508,7 +512,7 @@ static void on_cmd_timer(uv_timer_t *t)
 
 void rdl__conn_on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *b)
 {
-    sock *sk = h->data;
+    rdl__sock *sk = h->data;
     (void)hint;
     *b = uv_buf_init(sk->cn->rbuf, RDL__CONN_READ_BUF);
 }
@@ -516,7 +520,7 @@ void rdl__conn_on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *b)
 static void dispatch(rdl__conn *cn, const redisReply *r)
 {
     int code = rdl__reply_code(r);
-    cmd *k;
+    rdl__cmd *k;
     if (code == RDL__REPLY_MESSAGE && cn->ev->message != NULL) {
         cn->ev->message(cn, r, cn->data);
         return;
@@ -535,7 +539,7 @@ static void dispatch(rdl__conn *cn, const redisReply *r)
 }
 
 /* Decodes and dispatches what the reader holds. */
-static void read_replies(rdl__conn *cn, const sock *sk, const char *buf,
+static void read_replies(rdl__conn *cn, const rdl__sock *sk, const char *buf,
                          size_t n)
 {
     void *reply;
@@ -563,7 +567,8 @@ static void read_replies(rdl__conn *cn, const sock *sk, const char *buf,
 /* Ciphertext from the socket: decrypted record by record. A TLS failure
  * before the connection is ready (a refused client certificate, with TLS
  * 1.3) fails the attempt with RDL_ETLS; later it is a lost connection. */
-static void read_tls(rdl__conn *cn, const sock *sk, const char *buf, size_t n)
+static void read_tls(rdl__conn *cn, const rdl__sock *sk, const char *buf,
+                     size_t n)
 {
     char plain[16 * 1024], why[256];
     int got;
@@ -571,9 +576,9 @@ static void read_tls(rdl__conn *cn, const sock *sk, const char *buf, size_t n)
         rdl__conn_drop(cn, RDL_ECONNLOST, "out of memory while reading");
         return;
     }
-    if (cn->state == TLS_HANDSHAKE) {
+    if (cn->state == RDL__CN_TLS_HANDSHAKE) {
         cn->steps->tls_step(cn);
-        if (cn->sk != sk || cn->state == TLS_HANDSHAKE)
+        if (cn->sk != sk || cn->state == RDL__CN_TLS_HANDSHAKE)
             return;
     }
     while (cn->sk == sk && cn->tls != NULL) {
@@ -582,7 +587,7 @@ static void read_tls(rdl__conn *cn, const sock *sk, const char *buf, size_t n)
             break;
         if (got < 0) {
             rdl__conn_drop(cn,
-                           got == RDL_ETLS && cn->state != READY
+                           got == RDL_ETLS && cn->state != RDL__CN_READY
                                ? RDL_ETLS
                                : RDL_ECONNLOST,
                            why);
@@ -603,14 +608,14 @@ static void io_failed(rdl__conn *cn, int n)
 {
     char why[256];
     int gone = n == UV_EOF || n == UV_ECONNRESET || n == UV_EPIPE;
-    if (gone && cn->state == TLS_HANDSHAKE) {
+    if (gone && cn->state == RDL__CN_TLS_HANDSHAKE) {
         rdl__conn_drop(
             cn, RDL_ETLS,
             "TLS: the server closed the connection during the handshake");
-    } else if (gone && cn->state == HANDSHAKE && cn->tls != NULL) {
+    } else if (gone && cn->state == RDL__CN_HANDSHAKE && cn->tls != NULL) {
         rdl__tls_closed_early(cn->tls, why, sizeof(why));
         rdl__conn_drop(cn, RDL_ETLS, why);
-    } else if (gone && cn->state == HANDSHAKE) {
+    } else if (gone && cn->state == RDL__CN_HANDSHAKE) {
         rdl__conn_drop(cn, RDL_ECONNLOST,
                        "closed by the server before answering (a TLS port? use "
                        "rediss://)");
@@ -622,7 +627,7 @@ static void io_failed(rdl__conn *cn, int n)
 
 void rdl__conn_on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 {
-    sock *sk = s->data;
+    rdl__sock *sk = s->data;
     rdl__conn *cn = sk->cn;
 
     if (n == 0 || cn->sk != sk)
@@ -648,7 +653,7 @@ void rdl__conn_init_handle(rdl__conn *cn, uv_handle_t *h)
 
 void rdl__conn_close(rdl__conn *cn)
 {
-    if (cn == NULL || cn->state == CLOSED)
+    if (cn == NULL || cn->state == RDL__CN_CLOSED)
         return;
     close_sock(cn);
     if (cn->res != NULL) {
@@ -656,7 +661,7 @@ void rdl__conn_close(rdl__conn *cn)
         uv_cancel((uv_req_t *)&cn->res->req);
         cn->res = NULL;
     }
-    cn->state = CLOSED;
+    cn->state = RDL__CN_CLOSED;
     uv_close((uv_handle_t *)&cn->timer, on_handle_closed);
     uv_close((uv_handle_t *)&cn->cmd_timer, on_handle_closed);
     uv_close((uv_handle_t *)&cn->flusher, on_handle_closed);
@@ -684,7 +689,7 @@ void rdl__conn_close(rdl__conn *cn)
 
 int rdl__conn_attach(rdl__conn *cn, void *data, void (*free_fn)(void *data))
 {
-    if (cn->state == CLOSED)
+    if (cn->state == RDL__CN_CLOSED)
         return RDL_ECLOSED;
     cn->ext = data;
     cn->ext_free = free_fn;
@@ -708,12 +713,12 @@ const rdl__net *rdl__conn_net(const rdl__conn *cn)
 
 int rdl__conn_is_closed(const rdl__conn *cn)
 {
-    return cn->state == CLOSED;
+    return cn->state == RDL__CN_CLOSED;
 }
 
 int rdl__conn_is_ready(const rdl__conn *cn)
 {
-    return cn->state == READY;
+    return cn->state == RDL__CN_READY;
 }
 
 const char *rdl__conn_addr(const rdl__conn *cn)

@@ -1,4 +1,4 @@
-/* Getting a connection connected (see conn.h, conn_int.h): resolving the
+/* Getting a connection connected (see conn.h): resolving the
  * host, the TCP connect, the TLS handshake, the Redis handshake (AUTH,
  * SELECT, CLIENT SETNAME) before any queued command, and moving to
  * another address. conn.c starts a new attempt after a backoff, and
@@ -14,7 +14,7 @@
 
 #include "alloc.h"
 #include "clock.h"
-#include "conn_int.h"
+#include "conn.h"
 #include "errmsg.h"
 
 static void start_connect(rdl__conn *cn);
@@ -39,7 +39,7 @@ static void tls_step(rdl__conn *cn)
 static void on_ready(rdl__conn *cn)
 {
     uv_timer_stop(&cn->timer);
-    cn->state = READY;
+    cn->state = RDL__CN_READY;
     cn->attempt = 0;
     cn->gen++;
     RDL__STAT_INC(cn->net, connects);
@@ -94,7 +94,7 @@ static void start_handshake(rdl__conn *cn)
     const char *pass = cn->login_set ? cn->login_pass : net->url.pass;
     int dbn = cn->login_set ? cn->login_db : net->url.db;
 
-    cn->state = HANDSHAKE;
+    cn->state = RDL__CN_HANDSHAKE;
     cn->handshakes = 0;
     if (pass != NULL) {
         argv[0] = "AUTH";
@@ -122,7 +122,7 @@ static void start_handshake(rdl__conn *cn)
 
 static void on_connect(uv_connect_t *req, int status)
 {
-    sock *sk = req->data;
+    rdl__sock *sk = req->data;
     rdl__conn *cn = sk->cn;
     if (cn->sk != sk)
         return; /* abandoned attempt: it is being closed */
@@ -145,7 +145,7 @@ static void on_connect(uv_connect_t *req, int status)
             rdl__conn_drop(cn, rc, why);
             return;
         }
-        cn->state = TLS_HANDSHAKE;
+        cn->state = RDL__CN_TLS_HANDSHAKE;
         tls_step(cn);
         return;
     }
@@ -154,7 +154,7 @@ static void on_connect(uv_connect_t *req, int status)
 
 static void connect_to(rdl__conn *cn, const struct sockaddr *sa)
 {
-    sock *sk = rdl__calloc(1, sizeof(*sk));
+    rdl__sock *sk = rdl__calloc(1, sizeof(*sk));
     int rc;
     if (sk == NULL) {
         rdl__conn_drop(cn, RDL_ENOMEM, "out of memory");
@@ -168,7 +168,7 @@ static void connect_to(rdl__conn *cn, const struct sockaddr *sa)
     cn->handles++;
     rdl__net_handle_opened(cn->net);
     uv_tcp_nodelay(&sk->tcp, 1);
-    cn->state = CONNECTING;
+    cn->state = RDL__CN_CONNECTING;
     rc = uv_tcp_connect(&sk->creq, &sk->tcp, sa, on_connect);
     if (rc != 0)
         rdl__conn_drop(cn, RDL_ECONNREFUSED, uv_strerror(rc));
@@ -176,7 +176,7 @@ static void connect_to(rdl__conn *cn, const struct sockaddr *sa)
 
 static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *ai)
 {
-    resolve *res = RDL_CONTAINER_OF(req, resolve, req);
+    rdl__resolve *res = RDL_CONTAINER_OF(req, rdl__resolve, req);
     rdl__conn *cn = res->cn;
     rdl__free(res);
     if (cn == NULL) {
@@ -198,7 +198,7 @@ static void on_connect_timeout(uv_timer_t *t)
 {
     rdl__conn *cn = t->data;
     char why[128];
-    if (cn->state == TLS_HANDSHAKE) {
+    if (cn->state == RDL__CN_TLS_HANDSHAKE) {
         snprintf(why, sizeof(why),
                  "TLS: no handshake within %lld ms (is this a TLS port?)",
                  (long long)cn->net->connect_ms);
@@ -214,7 +214,7 @@ static void start_connect(rdl__conn *cn)
 {
     struct sockaddr_storage ss;
     struct addrinfo hints;
-    resolve *res;
+    rdl__resolve *res;
     int rc;
 
     uv_timer_start(&cn->timer, on_connect_timeout,
@@ -234,7 +234,7 @@ static void start_connect(rdl__conn *cn)
     hints.ai_socktype = SOCK_STREAM;
     res->cn = cn;
     cn->res = res;
-    cn->state = RESOLVING;
+    cn->state = RDL__CN_RESOLVING;
     {
         char port[8];
         snprintf(port, sizeof(port), "%d", cn->port);
@@ -273,7 +273,7 @@ int rdl__conn_retarget(rdl__conn *cn, const char *host, int port)
 {
     char *h;
     char why[400];
-    if (cn->state == CLOSED)
+    if (cn->state == RDL__CN_CLOSED)
         return RDL_ECLOSED;
     if (strcmp(cn->host, host) == 0 && cn->port == port)
         return 0;
@@ -284,7 +284,7 @@ int rdl__conn_retarget(rdl__conn *cn, const char *host, int port)
     rdl__free(cn->host);
     cn->host = h;
     cn->port = port;
-    if (cn->state == IDLE) {
+    if (cn->state == RDL__CN_IDLE) {
         set_addr(cn);
         return 0;
     }
@@ -300,7 +300,7 @@ int rdl__conn_retarget(rdl__conn *cn, const char *host, int port)
 
 void rdl__conn_start(rdl__conn *cn)
 {
-    if (cn->state == IDLE)
+    if (cn->state == RDL__CN_IDLE)
         start_connect(cn);
 }
 
@@ -324,7 +324,7 @@ rdl__conn *rdl__conn_new(rdl__net *net, rdl__conn_role role, const char *host,
     cn->port = port;
     cn->ev = ev;
     cn->data = data;
-    cn->state = IDLE;
+    cn->state = RDL__CN_IDLE;
     set_addr(cn);
     rdl__queue_init(&cn->unsent);
     rdl__queue_init(&cn->sent);
