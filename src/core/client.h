@@ -58,6 +58,14 @@ typedef struct rdl__active {
     unsigned moved_gen; /* client.c: the last event it was told of */
 } rdl__active;
 
+/* What the blocking facade (sync.c) has learnt of this client's calls, to
+ * decide how long a caller spins before it sleeps. Any thread (atomic). */
+typedef struct rdl__spin_stats {
+    uint64_t typical_ns; /* running average of call times */
+    unsigned misses;     /* spins in a row that missed the result */
+    unsigned calls;      /* calls made while spins missed */
+} rdl__spin_stats;
+
 enum rdl__client_state {
     RDL__CLIENT_NEW,
     RDL__CLIENT_RUNNING,
@@ -94,6 +102,7 @@ struct rdl_client_s {
     struct rdl__watchdog *wd; /* src/watchdog; created by the first hold */
     uint64_t seq;             /* request ids; loop thread only */
     unsigned moved_gen;       /* topology_changed events so far */
+    rdl__spin_stats spin;     /* sync.c */
     rdl_event_cb event_cb;    /* events.c; loop thread once running */
     void *event_data;
 };

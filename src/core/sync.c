@@ -59,10 +59,13 @@ enum { WAITING, SLEEPING, DONE };
 #define MISS_LIMIT 4   /* spins missed in a row before spinning stops */
 #define PROBE_EVERY 16 /* then every 16th call spins all the same */
 
-static int spinner;         /* 1 while a caller spins (atomic) */
-static uint64_t typical_ns; /* running average of call times (atomic) */
-static unsigned misses;     /* spins in a row that missed (atomic) */
-static unsigned calls;      /* calls made while spins missed (atomic) */
+/* 1 while a caller spins (atomic). One flag for the whole process, not
+ * one per client: the bound it keeps is on the process's CPUs (N
+ * blocking threads, whatever their clients, never spin N cores away from
+ * the loop threads and the server). What a spin learns is the client's
+ * (rdl_client_s.spin): clients of different servers see different call
+ * times. */
+static int spinner;
 
 static void run(rdl__task *t, int status)
 {
@@ -90,15 +93,15 @@ uint64_t rdl__spin_budget(uint64_t typical, unsigned missed, unsigned call)
 }
 
 /* Spins until the result arrives or the budget is spent; 1 if it arrived. */
-static int spin(rdl__sync *s, uint64_t start)
+static int spin(rdl__sync *s, rdl__spin_stats *st, uint64_t start)
 {
-    unsigned missed = __atomic_load_n(&misses, __ATOMIC_RELAXED);
+    unsigned missed = __atomic_load_n(&st->misses, __ATOMIC_RELAXED);
     /* The shared count is touched only while probing, not on every call. */
     unsigned call = missed >= MISS_LIMIT
-                        ? __atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED)
+                        ? __atomic_add_fetch(&st->calls, 1, __ATOMIC_RELAXED)
                         : 1;
     uint64_t budget = rdl__spin_budget(
-        __atomic_load_n(&typical_ns, __ATOMIC_RELAXED), missed, call);
+        __atomic_load_n(&st->typical_ns, __ATOMIC_RELAXED), missed, call);
     int expect = 0, got = 0;
     unsigned i;
 
@@ -121,9 +124,9 @@ static int spin(rdl__sync *s, uint64_t start)
     }
     __atomic_store_n(&spinner, 0, __ATOMIC_RELEASE);
     if (got)
-        __atomic_store_n(&misses, 0, __ATOMIC_RELAXED);
-    else if (__atomic_load_n(&misses, __ATOMIC_RELAXED) < MISS_LIMIT)
-        __atomic_add_fetch(&misses, 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&st->misses, 0, __ATOMIC_RELAXED);
+    else if (__atomic_load_n(&st->misses, __ATOMIC_RELAXED) < MISS_LIMIT)
+        __atomic_add_fetch(&st->misses, 1, __ATOMIC_RELAXED);
     return got;
 }
 
@@ -137,11 +140,12 @@ uint64_t rdl__spin_learn(uint64_t t, uint64_t took)
     return t == 0 ? took : t - t / 8 + took / 8;
 }
 
-static void learn(uint64_t took)
+static void learn(rdl__spin_stats *st, uint64_t took)
 {
-    uint64_t t = __atomic_load_n(&typical_ns, __ATOMIC_RELAXED);
+    uint64_t t = __atomic_load_n(&st->typical_ns, __ATOMIC_RELAXED);
     /* A lost update between threads is fine. */
-    __atomic_store_n(&typical_ns, rdl__spin_learn(t, took), __ATOMIC_RELAXED);
+    __atomic_store_n(&st->typical_ns, rdl__spin_learn(t, took),
+                     __ATOMIC_RELAXED);
 }
 
 int rdl__sync_call(rdl_client_t *c, rdl__sync *s)
@@ -172,12 +176,12 @@ int rdl__sync_call(rdl_client_t *c, rdl__sync *s)
         rdl__errmsg_set(c, "the client is closed");
         return rc;
     }
-    if (!spin(s, start) &&
+    if (!spin(s, &c->spin, start) &&
         __atomic_compare_exchange_n(&s->state, &expect, SLEEPING, 0,
                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         uv_sem_wait(&s->sem);
     uv_sem_destroy(&s->sem);
-    learn(s->done_ns - start);
+    learn(&c->spin, s->done_ns - start);
     if (s->status != 0)
         rdl__errmsg_set(c, "%s", s->msg[0] ? s->msg : rdl_strerror(s->status));
     return s->status;
