@@ -267,9 +267,7 @@ static rdl__batch *batch_of(rdl_client_t *c)
     uv_idle_init(c->net.loop, &b->idle);
     b->idle.data = b;
     rdl__net_handle_opened(&c->net);
-    rdl__queue_init(&b->active.node);
-    b->active.abort = batch_close;
-    b->active.stage = RDL__STAGE_UNSENT;
+    rdl__active_init(&b->active, RDL__STAGE_UNSENT, batch_close, NULL);
     rdl__client_active_add(c, &b->active);
     c->batch = b;
     return b;

@@ -184,6 +184,19 @@ unsigned rdl__client_slot(const rdl_client_t *c, const char *key);
  * servers have sharded pub/sub (Redis 7.0+), else "publish". Matches what
  * the hub subscribes with. */
 const char *rdl__client_publish_cmd(const rdl_client_t *c);
+/* Makes a an entry that the shutdown ends at `stage` with abort(), and
+ * that hears of topology changes with moved() (NULL: it need not); not
+ * yet added. */
+static inline void rdl__active_init(rdl__active *a, int stage,
+                                    void (*abort)(rdl__active *a),
+                                    void (*moved)(rdl__active *a))
+{
+    rdl__queue_init(&a->node);
+    a->abort = abort;
+    a->moved = moved;
+    a->stage = stage;
+    a->moved_gen = 0;
+}
 void rdl__client_active_add(rdl_client_t *c, rdl__active *a);
 void rdl__client_active_remove(rdl__active *a);
 /* events.c: hands ev to the event callback, if one is set (loop thread).

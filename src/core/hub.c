@@ -588,10 +588,7 @@ static rdl__hub *hub_of(rdl_client_t *c)
     uv_timer_init(c->net.loop, &h->sweep);
     h->sweep.data = h;
     rdl__net_handle_opened(&c->net);
-    rdl__queue_init(&h->active.node);
-    h->active.abort = hub_free;
-    h->active.moved = rehome;
-    h->active.stage = RDL__STAGE_HUB;
+    rdl__active_init(&h->active, RDL__STAGE_HUB, hub_free, rehome);
     rdl__client_active_add(c, &h->active);
     c->hub = h;
     return h;

@@ -126,9 +126,7 @@ static void start(rdl__sync *s)
     }
     op->sync = s;
     op->l = k->l;
-    rdl__queue_init(&op->active.node);
-    op->active.abort = on_abort;
-    op->active.stage = RDL__STAGE_OPERATION;
+    rdl__active_init(&op->active, RDL__STAGE_OPERATION, on_abort, NULL);
     rdl__wait_init(&op->wait, c, k->wait_ms, rdl__now_ms(), send_check);
     rdl__client_active_add(c, &op->active);
     send_check(&op->wait);

@@ -567,9 +567,7 @@ int rdl__acquire_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
     rdl__client_owner(c, owner, op->owner_str);
     op->reqseq = rdl__client_reqseq(c);
     op->known = rdl__hold_believed(lock, owner);
-    rdl__queue_init(&op->active.node);
-    op->active.abort = on_abort;
-    op->active.stage = RDL__STAGE_OPERATION;
+    rdl__active_init(&op->active, RDL__STAGE_OPERATION, on_abort, NULL);
     rdl__wait_init(&op->wait, c, wait_ms, now, send_next);
     /* Hand-offs name the owner they are for. */
     if (lock->kind->queue != NULL && lock->kind->queue->targeted)

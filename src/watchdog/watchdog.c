@@ -333,9 +333,7 @@ static rdl__watchdog *get(rdl_client_t *c)
     uv_timer_init(c->net.loop, &wd->timer);
     wd->timer.data = wd;
     rdl__net_handle_opened(&c->net);
-    wd->active.abort = on_abort;
-    wd->active.stage = RDL__STAGE_SERVICE;
-    rdl__queue_init(&wd->active.node);
+    rdl__active_init(&wd->active, RDL__STAGE_SERVICE, on_abort, NULL);
     rdl__client_active_add(c, &wd->active);
     c->wd = wd;
     return wd;
