@@ -564,7 +564,7 @@ static void send_try(rdl__acquire *op)
         op->sent_at = rdl__now_ms();
     RDL__STAT_INC(op->lock->c, attempts);
     op->refs++;
-    rc = op->lock->kind->send_try(op, on_try);
+    rc = rdl__kind_send_try(op, on_try);
     if (rc != 0) {
         op->refs--;
         /* A retry that cannot be sent (the client is closing) leaves the
@@ -654,7 +654,7 @@ int rdl__acquire_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
     RDL__STAT_INC(c, attempts);
     op->waiter.since = rdl__hub_mark(c); /* as in send_try() */
     op->refs = 2;                        /* the timer, the try */
-    rc = lock->kind->send_try(op, on_try);
+    rc = rdl__kind_send_try(op, on_try);
     if (rc != 0) {
         op->refs = 1;
         uv_close((uv_handle_t *)&op->timer, on_timer_closed);

@@ -1,6 +1,27 @@
-/* The common lock interface: what every lock kind provides (a vtable of
- * script senders and reply parsers) and the machinery they share (waiting,
- * retries, local holds, the blocking facade). Loop thread unless noted. */
+/* The common lock interface: what every lock kind provides (a table of its
+ * scripts, keys and extra arguments: rdl__lock_kind) and the machinery
+ * they share (the calls built from that table, waiting, retries, local
+ * holds, the blocking facade). Loop thread unless noted.
+ *
+ * The script arguments: each operation sends the same ARGV to every
+ * kind's script, then the kind's own (rdl__kind_call.args), so a kind
+ * names its scripts and sends nothing itself (docs/design-notes.md
+ * "Script arguments").
+ *   acquire   owner, lease (ms), request id, wait ("" for a one-shot try;
+ *             else how long the caller's place in the wait lives, in ms:
+ *             rdl__wait_life_ms), publish command, channel, retention
+ *             (ms); then the semaphore's total, or the read-write lock's
+ *             side and writers-first flag (scripted.c)
+ *   release   owner, request id, publish command, channel, retention,
+ *             applied-set window (ms), "" or the acquisition undone; then
+ *             the read-write lock's side (release.c)
+ *   force     publish command, channel, request id, applied-set window
+ *             (scripted.c)
+ *   info      owner; then the read-write lock's side (scripted.c)
+ *   leave     owner, publish command, channel (waitq.c)
+ * Replies: a try {1, token, count} / {0, sleep, position} / {-1} (it would
+ * wait on itself), a release {1, count} / {0}, a force release 1 / 0
+ * (replies.c). */
 #ifndef RDL_LOCK_INT_H
 #define RDL_LOCK_INT_H
 
@@ -28,20 +49,29 @@ typedef struct rdl__try {
 typedef struct rdl__acquire rdl__acquire;
 typedef struct rdl__release rdl__release;
 
-/* A script call of a kind: which script, and which of the lock's keys it
- * takes, in order (KEYS[1..nkeys]). The arguments of each call are the
- * same for every kind and built by the shared code (release.c,
- * scripted.c, waitq.c), so a kind only says which script and keys. */
+/* A script call of a kind: which script, which of the lock's keys it
+ * takes, in order (KEYS[1..nkeys]), and the kind's own arguments that
+ * follow the ones every kind sends (ARGV: see the top of this file). The
+ * shared code builds the calls (scripted.c, release.c, waitq.c), so a
+ * kind only says which script, keys and extra arguments. */
 enum rdl__key_role {
     RDL__KEY_HOLD,  /* lock->key_hold */
     RDL__KEY_FENCE, /* lock->key_fence */
     RDL__KEY_AUX0,  /* lock->key_aux[0] */
     RDL__KEY_AUX1   /* lock->key_aux[1] */
 };
+enum rdl__arg_role {
+    RDL__ARG_SIDE,         /* the kind's side: "r" or "w" */
+    RDL__ARG_PERMITS,      /* lock->permits, the object's total */
+    RDL__ARG_WRITERS_FIRST /* "1", or "0" with RDL_RW_READERS_FIRST */
+};
+#define RDL__KIND_ARGS_MAX 2
 typedef struct rdl__kind_call {
     int script;
     int nkeys;
     unsigned char keys[4]; /* enum rdl__key_role */
+    int nargs;
+    unsigned char args[RDL__KIND_ARGS_MAX]; /* enum rdl__arg_role */
 } rdl__kind_call;
 
 /* The lock's key of a role (enum rdl__key_role). */
@@ -49,6 +79,10 @@ const char *rdl__lock_key(const rdl_lock_t *lock, int role);
 /* Fills keys[] with the lock's keys that `call` takes; returns how many. */
 int rdl__kind_keys(const rdl_lock_t *lock, const rdl__kind_call *call,
                    const char **keys);
+/* Fills args[] with the kind's own arguments of `call` (numbers are
+ * written into buf); returns how many. */
+int rdl__kind_args(const rdl_lock_t *lock, const rdl__kind_call *call,
+                   const char **args, char buf[RDL__KIND_ARGS_MAX][24]);
 
 /* The wait queue of a kind whose waiters queue in Redis (the fair lock,
  * the write side of a read-write lock): a waiter's entry there expires
@@ -76,13 +110,12 @@ typedef struct rdl__kind_queue {
 typedef struct rdl__lock_kind {
     const char *name;  /* key segment, e.g. "lock" */
     const char *label; /* rdl_event_t.lock_kind: "lock", "read", ... */
-    int (*send_try)(rdl__acquire *op, rdl__reply_fn fn);
+    /* A try (rdl__kind_send_try), a release, a force release and info:
+     * their scripts, keys and extra arguments (ARGV: the top of this
+     * file). */
+    rdl__kind_call acquire, release, force, info;
+    const char *side; /* RDL__ARG_SIDE: the read-write lock's "r" or "w" */
     int (*parse_try)(const redisReply *r, rdl__try *out);
-    /* Release (ARGV: see rdl__release_send()), force release (see
-     * scripted.c) and info (ARGV = owner), each with `side` appended to
-     * its arguments when not NULL (the read-write lock's "r" or "w"). */
-    rdl__kind_call release, force, info;
-    const char *side;
     /* 0 (one level released; *remaining levels left) or RDL_ENOTHELD. */
     int (*parse_release)(const redisReply *r, uint32_t *remaining);
     /* 0 (freed) or RDL_ENOTHELD (was free). */
@@ -277,6 +310,12 @@ static inline int rdl__lock_events_on(const rdl_lock_t *lock)
 /* scripted.c: the operations of the script kinds. */
 extern const rdl__lock_ops rdl__scripted_ops;
 
+/* scripted.c: sends one try of acquisition op: the kind's acquire script
+ * with the acquire contract's arguments (the top of this file) on the
+ * tries' line; fn(op, ...) gets the reply. 0 or a negative code (then fn
+ * is not called). */
+int rdl__kind_send_try(rdl__acquire *op, rdl__reply_fn fn);
+
 /* waitq.c: wait queue entries (kinds with send_leave). A try reported
  * the owner queued: keep its entry alive while it waits. */
 void rdl__waitq_queued(rdl__acquire *op);
@@ -304,6 +343,17 @@ static inline int64_t rdl__queue_lease_ms(const rdl_client_t *c)
 {
     return c->watchdog_ms < RDL__QUEUE_LEASE_MS ? c->watchdog_ms
                                                 : RDL__QUEUE_LEASE_MS;
+}
+
+/* A waiting try's ARGV[4] (the acquire contract): how long the caller's
+ * place in the wait lives, a registration (until it tries again) or a
+ * queue entry (until it is renewed). The read side of a read-write lock
+ * has neither: its value only says the caller waits. */
+static inline int64_t rdl__wait_life_ms(const rdl_lock_t *lock)
+{
+    const rdl__kind_queue *q = lock->kind->queue;
+    return q != NULL && !q->renewed ? rdl__waiter_life_ms(lock->c)
+                                    : rdl__queue_lease_ms(lock->c);
 }
 
 /* lock.c: references to a lock object. The user's handle is one; an

@@ -12,15 +12,16 @@ static void on_release(void *data, int status, const redisReply *r,
 
 /* Runs the kind's release script. ARGV, the same for every kind: owner,
  * request id, publish command, channel, fence retention, applied-set
- * window, the acquisition undone ("" for a release), then the kind's side
- * if it has one. */
+ * window, the acquisition undone ("" for a release), then the kind's own
+ * (lock_int.h). */
 static int send_script(rdl__release *op)
 {
     rdl_lock_t *lock = op->lock;
     const rdl__lock_kind *kind = lock->kind;
-    const char *keys[4], *args[8];
-    char keep[24], window[24];
-    int nkeys = rdl__kind_keys(lock, &kind->release, keys), nargs = 7;
+    const char *keys[4], *args[7 + RDL__KIND_ARGS_MAX];
+    char keep[24], window[24], extra[RDL__KIND_ARGS_MAX][24];
+    int nkeys = rdl__kind_keys(lock, &kind->release, keys);
+    int nargs = 7 + rdl__kind_args(lock, &kind->release, args + 7, extra);
     snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
     snprintf(window, sizeof(window), "%lld",
              (long long)rdl__done_window_ms(lock->c));
@@ -31,8 +32,6 @@ static int send_script(rdl__release *op)
     args[4] = keep;
     args[5] = window;
     args[6] = op->undo_of;
-    if (kind->side != NULL)
-        args[nargs++] = kind->side;
     /* A give-back follows the acquisition's tries on their line, so it
      * reaches the server after them and before the retry or the next
      * acquisition that follows it: it is conditional on being the hold's

@@ -81,6 +81,54 @@ int rdl__kind_keys(const rdl_lock_t *lock, const rdl__kind_call *call,
     return call->nkeys;
 }
 
+int rdl__kind_args(const rdl_lock_t *lock, const rdl__kind_call *call,
+                   const char **args, char buf[RDL__KIND_ARGS_MAX][24])
+{
+    int i;
+    for (i = 0; i < call->nargs; i++) {
+        switch (call->args[i]) {
+        case RDL__ARG_SIDE:
+            args[i] = lock->kind->side;
+            break;
+        case RDL__ARG_PERMITS:
+            snprintf(buf[i], sizeof(buf[i]), "%u", (unsigned)lock->permits);
+            args[i] = buf[i];
+            break;
+        default: /* RDL__ARG_WRITERS_FIRST */
+            args[i] = (lock->flags & RDL_RW_READERS_FIRST) ? "0" : "1";
+            break;
+        }
+    }
+    return call->nargs;
+}
+
+/* The acquire contract (lock_int.h): owner, lease, request id, "" or how
+ * long a waiter's place lives, publish command, channel, retention, then
+ * the kind's own arguments. */
+int rdl__kind_send_try(rdl__acquire *op, rdl__reply_fn fn)
+{
+    rdl_lock_t *lock = op->lock;
+    const rdl__kind_call *call = &lock->kind->acquire;
+    const char *keys[4], *args[7 + RDL__KIND_ARGS_MAX];
+    char reqid[64], lease[24], wait[24], keep[24];
+    char extra[RDL__KIND_ARGS_MAX][24];
+    int nkeys = rdl__kind_keys(lock, call, keys);
+    int nargs = 7 + rdl__kind_args(lock, call, args + 7, extra);
+    rdl__acquire_reqid(op, reqid);
+    snprintf(lease, sizeof(lease), "%lld", (long long)op->lease_ms);
+    snprintf(wait, sizeof(wait), "%lld", (long long)rdl__wait_life_ms(lock));
+    snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
+    args[0] = op->owner_str;
+    args[1] = lease;
+    args[2] = reqid;
+    args[3] = op->one_try ? "" : wait;
+    args[4] = rdl__client_publish_cmd(lock->c);
+    args[5] = lock->channel;
+    args[6] = keep;
+    return rdl__script_run_line(lock->c, rdl__client_acquire_line(lock->c),
+                                call->script, nkeys, keys, nargs, args, fn, op);
+}
+
 /* Runs the kind's force-release script. ARGV, the same for every kind:
  * publish command, channel, request id, applied-set window. */
 static int send_force(rdl_lock_t *lock, const char *reqid, void *data)
@@ -96,14 +144,16 @@ static int send_force(rdl_lock_t *lock, const char *reqid, void *data)
                            args, on_force, data);
 }
 
-/* Runs the kind's info script: ARGV = owner[, side]. */
+/* Runs the kind's info script: ARGV = owner, then the kind's own. */
 static int send_info(rdl_lock_t *lock, const char *owner, void *data)
 {
-    const char *keys[4], *args[2] = {owner, lock->kind->side};
-    int nkeys = rdl__kind_keys(lock, &lock->kind->info, keys);
-    return rdl__script_run(lock->c, lock->kind->info.script, nkeys, keys,
-                           lock->kind->side != NULL ? 2 : 1, args, on_info,
-                           data);
+    const rdl__kind_call *call = &lock->kind->info;
+    const char *keys[4], *args[1 + RDL__KIND_ARGS_MAX] = {owner};
+    char extra[RDL__KIND_ARGS_MAX][24];
+    int nkeys = rdl__kind_keys(lock, call, keys);
+    int nargs = 1 + rdl__kind_args(lock, call, args + 1, extra);
+    return rdl__script_run(lock->c, call->script, nkeys, keys, nargs, args,
+                           on_info, data);
 }
 
 static void start_force(rdl__sync *s)

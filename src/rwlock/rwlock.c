@@ -4,40 +4,12 @@
  * records waiting writers (with expiries the watchdog keeps pushing back,
  * as for fair-lock waiters), which hold new readers back when writers go
  * first. */
-#include <stdio.h>
-
 #include "lock/lock_int.h"
 
 struct rdl_rwlock_s {
     rdl_lock_t *read;
     rdl_lock_t *write;
 };
-
-static const char *side(const rdl__lock_kind *k);
-
-static int send_try(rdl__acquire *op, rdl__reply_fn fn)
-{
-    rdl_lock_t *lock = op->lock;
-    char reqid[64];
-    char lease[24], keep[24], qlease[24];
-    const char *keys[3] = {lock->key_hold, lock->key_fence, lock->key_aux[1]};
-    const char *args[8] = {op->owner_str,
-                           lease,
-                           reqid,
-                           keep,
-                           side(lock->kind),
-                           op->one_try ? "try" : "wait",
-                           qlease,
-                           (lock->flags & RDL_RW_READERS_FIRST) ? "0" : "1"};
-    rdl__acquire_reqid(op, reqid);
-    snprintf(lease, sizeof(lease), "%lld", (long long)op->lease_ms);
-    snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
-    snprintf(qlease, sizeof(qlease), "%lld",
-             (long long)rdl__queue_lease_ms(lock->c));
-    return rdl__script_run_line(lock->c, rdl__client_acquire_line(lock->c),
-                                RDL__SCRIPT_RW_ACQUIRE, 3, keys, 8, args, fn,
-                                op);
-}
 
 /* As the other kinds, plus {-1}: the caller holds the read side and asked
  * for the write side. A waiting writer's position is only "queued". */
@@ -71,15 +43,23 @@ static int parse_info(const redisReply *r, rdl_lock_info_t *out)
 static const rdl__lock_kind read_kind = {
     .name = RDL__KIND_RW,
     .label = "read",
-    .send_try = send_try,
+    .acquire = {RDL__SCRIPT_RW_ACQUIRE,
+                3,
+                {RDL__KEY_HOLD, RDL__KEY_FENCE, RDL__KEY_AUX1},
+                2,
+                {RDL__ARG_SIDE, RDL__ARG_WRITERS_FIRST}},
     .parse_try = parse_try,
     .release = {RDL__SCRIPT_RW_RELEASE,
                 3,
-                {RDL__KEY_HOLD, RDL__KEY_FENCE, RDL__KEY_AUX1}},
+                {RDL__KEY_HOLD, RDL__KEY_FENCE, RDL__KEY_AUX1},
+                1,
+                {RDL__ARG_SIDE}},
     .force = {RDL__SCRIPT_RW_FORCE_RELEASE, 2, {RDL__KEY_HOLD, RDL__KEY_FENCE}},
     .info = {RDL__SCRIPT_RW_INFO,
              3,
-             {RDL__KEY_HOLD, RDL__KEY_FENCE, RDL__KEY_AUX1}},
+             {RDL__KEY_HOLD, RDL__KEY_FENCE, RDL__KEY_AUX1},
+             1,
+             {RDL__ARG_SIDE}},
     .side = "r",
     .parse_release = rdl__parse_release,
     .parse_force = rdl__parse_force,
@@ -102,15 +82,23 @@ static const rdl__kind_queue writers_queue = {
 static const rdl__lock_kind write_kind = {
     .name = RDL__KIND_RW,
     .label = "write",
-    .send_try = send_try,
+    .acquire = {RDL__SCRIPT_RW_ACQUIRE,
+                3,
+                {RDL__KEY_HOLD, RDL__KEY_FENCE, RDL__KEY_AUX1},
+                2,
+                {RDL__ARG_SIDE, RDL__ARG_WRITERS_FIRST}},
     .parse_try = parse_try,
     .release = {RDL__SCRIPT_RW_RELEASE,
                 3,
-                {RDL__KEY_HOLD, RDL__KEY_FENCE, RDL__KEY_AUX1}},
+                {RDL__KEY_HOLD, RDL__KEY_FENCE, RDL__KEY_AUX1},
+                1,
+                {RDL__ARG_SIDE}},
     .force = {RDL__SCRIPT_RW_FORCE_RELEASE, 2, {RDL__KEY_HOLD, RDL__KEY_FENCE}},
     .info = {RDL__SCRIPT_RW_INFO,
              3,
-             {RDL__KEY_HOLD, RDL__KEY_FENCE, RDL__KEY_AUX1}},
+             {RDL__KEY_HOLD, RDL__KEY_FENCE, RDL__KEY_AUX1},
+             1,
+             {RDL__ARG_SIDE}},
     .side = "w",
     .parse_release = rdl__parse_release,
     .parse_force = rdl__parse_force,
@@ -120,11 +108,6 @@ static const rdl__lock_kind write_kind = {
     .aux_suffix = {NULL, "ww"},
     .queue = &writers_queue,
 };
-
-static const char *side(const rdl__lock_kind *k)
-{
-    return k == &read_kind ? "r" : "w";
-}
 
 int rdl_rwlock_new_ex(rdl_client_t *c, const char *name, unsigned flags,
                       rdl_rwlock_t **out)

@@ -11,31 +11,6 @@
 
 #include "lock/lock_int.h"
 
-static int send_try(rdl__acquire *op, rdl__reply_fn fn)
-{
-    rdl_lock_t *lock = op->lock;
-    char reqid[64];
-    char lease[24], life[24], total[16], keep[24];
-    const char *keys[2] = {lock->key_hold, lock->key_aux[0]};
-    const char *args[8] = {op->owner_str,
-                           lease,
-                           reqid,
-                           op->one_try ? "" : life,
-                           rdl__client_publish_cmd(lock->c),
-                           lock->channel,
-                           total,
-                           keep};
-    rdl__acquire_reqid(op, reqid);
-    snprintf(lease, sizeof(lease), "%lld", (long long)op->lease_ms);
-    snprintf(life, sizeof(life), "%lld",
-             (long long)rdl__waiter_life_ms(lock->c));
-    snprintf(total, sizeof(total), "%u", (unsigned)lock->permits);
-    snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
-    return rdl__script_run_line(lock->c, rdl__client_acquire_line(lock->c),
-                                RDL__SCRIPT_SEM_ACQUIRE, 2, keys, 8, args, fn,
-                                op);
-}
-
 /* {..., used, waiters, permits}: holders counts the permits in use;
  * permits is 0 if no total is stored (the object's is reported). */
 static int parse_info(const redisReply *r, rdl_lock_info_t *out)
@@ -60,7 +35,11 @@ static const rdl__kind_queue registry = {
 static const rdl__lock_kind sem_kind = {
     .name = RDL__KIND_SEM,
     .label = "semaphore",
-    .send_try = send_try,
+    .acquire = {RDL__SCRIPT_SEM_ACQUIRE,
+                2,
+                {RDL__KEY_HOLD, RDL__KEY_AUX0},
+                1,
+                {RDL__ARG_PERMITS}},
     .parse_try = rdl__parse_try, /* position: 1 once registered */
     .release = {RDL__SCRIPT_SEM_RELEASE, 2, {RDL__KEY_HOLD, RDL__KEY_AUX0}},
     .force = {RDL__SCRIPT_SEM_FORCE_RELEASE, 2, {RDL__KEY_HOLD, RDL__KEY_AUX0}},
