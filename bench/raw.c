@@ -97,11 +97,12 @@ static int append(bench_raw *r, const char *name, int acquire)
     snprintf(reqid, sizeof(reqid), "%s:%llx", r->id,
              (unsigned long long)++r->seq);
     if (acquire) {
-        /* "": a one-shot try, not registered as a waiter; "": tokens not
-         * anchored to the clock. */
-        const char *argv[] = {"EVALSHA", s->sha,    "1",   hold,
-                              r->owner,  LEASE_MS,  reqid, "",
-                              "",        "publish", chan};
+        /* ARGV as every kind's acquire (src/lock/lock_int.h): ..., ""
+         * (a one-shot try, not registered as a waiter), ..., the
+         * retention. */
+        const char *argv[] = {"EVALSHA", s->sha,   "1",         hold,
+                              r->owner,  LEASE_MS, reqid,       "",
+                              "publish", chan,     RETENTION_MS};
         snprintf(chan, sizeof(chan), CHANNEL, name);
         return redisAppendCommandArgv(r->rc, 11, argv, NULL) == REDIS_OK ? 0
                                                                          : -1;

@@ -3,15 +3,11 @@
 --
 -- KEYS[1]  lock hash, the lock's only key (lib/fairq: hold, queue,
 --          applied set); its PTTL outlives the hold and the queue
--- ARGV[1]  owner string
--- ARGV[2]  lease in ms
--- ARGV[3]  request id; a retry sends the same id
--- ARGV[4]  retention of the hash after the hold, in ms
--- ARGV[5]  queue lease in ms: how long the caller's queue entry lives
--- ARGV[6]  "wait": queue the caller if it cannot have the lock now;
---          "try": do not queue (a one-shot try)
--- ARGV[7]  publish command: "publish" or "spublish"
--- ARGV[8]  channel of the lock
+-- ARGV[1..7] the acquire contract, as in lock_acquire: owner, lease,
+--          request id, "" (a one-shot try: not queued) or the queue lease
+--          in ms (the caller is queued if it cannot have the lock now, its
+--          entry living that long unless renewed), publish command,
+--          channel of the lock, retention of the hash after the hold
 --
 -- Replies  {1, token, count}    acquired (count 1) or re-entered
 --          {0, sleep, position} not acquired: sleep at most `sleep` ms
@@ -32,7 +28,7 @@
 --@include clock
 --@include waiters
 --@include fairq
-local me, lease, keep = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[4])
+local me, lease, keep = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[7])
 local h = redis.call('HMGET', KEYS[1], 'o', 'n', 't', 'r', 'e', 'qh', 'qt',
     'qn', 'x', 'q:' .. me)
 if h[1] == me and h[4] == ARGV[3] then
@@ -56,7 +52,7 @@ local function mine()
     if until_ms < e then
         local first = fairq_front(KEYS[1], h[6], h[7], now, 1)[1]
         if first then
-            waiter_say(ARGV[7], ARGV[8], first.owner,
+            waiter_say(ARGV[5], ARGV[6], first.owner,
                 first.owner .. '|' .. lease)
         end
     end
@@ -82,7 +78,7 @@ local function take(live, drop, rest)
     set[n + 9], set[n + 10] = 'e', string.format('%d', now + lease)
     fair_hset(KEYS[1], set, fair_keep(h[9], now + lease, now, keep, set))
     if live[1] then
-        fairq_tell(live, now + lease, now, me, ARGV[7], ARGV[8])
+        fairq_tell(live, now + lease, now, me, ARGV[5], ARGV[6])
     end
     return {1, tonumber(token), 1}
 end
@@ -119,7 +115,7 @@ local function queue(live)
         end
     end
     local k = tonumber(h[7] or '0') + 1
-    local lapse = now + tonumber(ARGV[5])
+    local lapse = now + tonumber(ARGV[4])
     local n = #set
     set[n + 1] = 's:' .. k
     set[n + 2] = string.format('%d', lapse) .. ':' .. me
@@ -147,12 +143,12 @@ if not held then
     fairq_pop(KEYS[1], live, drop, rest, 1, qn, set)
     e = fairq_grant(live[1], h[3], us, set)
     qn = qn - #drop / 2 -- drop now holds the head's fields too
-    waiter_wake(ARGV[7], ARGV[8], live[1].owner)
-    fairq_tell(live, e, now, me, ARGV[7], ARGV[8])
+    waiter_wake(ARGV[5], ARGV[6], live[1].owner)
+    fairq_tell(live, e, now, me, ARGV[5], ARGV[6])
     table.remove(live, 1)
 end
 local pos, sleep = 0, e - now
-if ARGV[6] == 'wait' then
+if ARGV[4] ~= '' then
     pos, sleep = queue(live)
 end
 if #set > 0 then

@@ -5,13 +5,18 @@
 --          last issued), r = last request applied to the hold, the waiter
 --          registry (lib/waiters) and the applied set (lib/applied).
 --          PTTL = the lease while held, the retention while free.
+-- ARGV     the acquire contract, the same for every kind (then a kind's
+--          own arguments; docs/design-notes.md "Script arguments"):
 -- ARGV[1]  owner string "<client-id>:<owner>"
 -- ARGV[2]  lease in ms (> 0)
 -- ARGV[3]  request id, unique per request; a retry sends the same id
--- ARGV[4]  registration lifetime in ms if the caller waits when the lock
---          is held; "" for a one-shot try (not registered)
+-- ARGV[4]  "" for a one-shot try; else the caller waits if it cannot have
+--          the lock now, and this is how long its place in the wait (here
+--          a registration) lives in ms, unless it tries again
 -- ARGV[5]  publish command: "publish" or "spublish"
 -- ARGV[6]  channel of the lock
+-- ARGV[7]  retention of the lock's keys after a hold, in ms (not read
+--          here: the release sets it)
 --
 -- Replies  {1, token, count}      acquired (count 1) or re-entered
 --          {0, pttl, registered}  held by another owner for pttl more ms;

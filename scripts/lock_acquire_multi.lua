@@ -2,11 +2,11 @@
 -- slot at once, or none of them (the MultiLock's one-call path).
 --
 -- KEYS[1..n]  lock hashes, as in lock_acquire
--- ARGV[1]  owner string
--- ARGV[2]  lease in ms (> 0)
--- ARGV[3]  request id; a retry sends the same id
--- ARGV[4]  publish command: "publish" or "spublish"
--- ARGV[4+i] channel of lock i
+-- ARGV[1..7] the acquire contract, as in lock_acquire, for every lock:
+--          owner, lease, request id, "" (this script never waits: the
+--          caller is not registered), publish command, channel of lock 1,
+--          retention (not read here)
+-- ARGV[7+i] channel of lock i
 --
 -- Replies  {1, token1, count1, ..., tokenN, countN}  all taken or re-entered
 --          {0, pttl, i}  lock i (1-based) is held by another owner for
@@ -52,7 +52,7 @@ for i = 1, #KEYS do
         out[#out + 1] = c
     else
         out[#out + 1] = grant(KEYS[i], me, ARGV[3], lease, h[3], h[5], h[6],
-            h[7], ARGV[4], ARGV[4 + i])
+            h[7], ARGV[5], ARGV[7 + i])
         out[#out + 1] = 1
     end
 end

@@ -4,20 +4,20 @@
 -- KEYS[1]  hold   hash: w = writer owner, wn = its count, wt = its token,
 --                 wr = its last request id, x:w = its expiry (server ms);
 --                 r:<owner> = a reader's count, x:r:<owner> its expiry,
---                 t:r:<owner> its token, q:r:<owner> its last request id. PTTL = the longest
---                 expiry, so an abandoned hash goes away on its own.
+--                 t:r:<owner> its token, q:r:<owner> its last request
+--                 id. PTTL = the longest expiry, so an abandoned hash
+--                 goes away on its own.
 -- KEYS[2]  fence  hash {t = last token issued, rw = "1" while readers
 --                 may be waiting, and the applied set (lib/applied)}
 -- KEYS[3]  waiting writers: sorted set owner -> server-time expiry
--- ARGV[1]  owner string
--- ARGV[2]  lease in ms
--- ARGV[3]  request id; a retry sends the same id
--- ARGV[4]  retention of the fence key after the lease, in ms
--- ARGV[5]  "r" (read side) or "w" (write side)
--- ARGV[6]  "wait" (a writer that cannot have it now is recorded as
---          waiting) or "try"
--- ARGV[7]  queue lease in ms (a waiting writer's entry)
--- ARGV[8]  "1": writers first (new readers wait while a writer waits)
+-- ARGV[1..7] the acquire contract, as in lock_acquire: owner, lease,
+--          request id, "" (a one-shot try) or the queue lease in ms (a
+--          writer that cannot have the lock now is recorded as waiting,
+--          its entry living that long unless renewed; a reader flags that
+--          readers wait), publish command and channel (not read here),
+--          retention of the fence key after the lease
+-- ARGV[8]  "r" (read side) or "w" (write side)
+-- ARGV[9]  "1": writers first (new readers wait while a writer waits)
 --
 -- Replies  {1, token, count}      acquired or re-entered
 --          {0, sleep, waiting}    not now: sleep at most `sleep` ms (-1:
@@ -32,7 +32,7 @@
 -- writers are purged first (O(holders)).
 --@include clock
 local now, us = clock_now()
-local me, side, lease = ARGV[1], ARGV[5], tonumber(ARGV[2])
+local me, side, lease = ARGV[1], ARGV[8], tonumber(ARGV[2])
 
 -- Purge expired holders; returns the longest expiry left (0 if none).
 local function purge()
@@ -56,7 +56,8 @@ local function purge()
             end
         end
     end
-    local dead = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, 64)
+    local dead = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT',
+        0, 64)
     if #dead > 0 then
         redis.call('ZREM', KEYS[3], unpack(dead))
     end
@@ -82,7 +83,7 @@ local function mint()
     end
     local ts = string.format('%d', token)
     redis.call('HSET', KEYS[2], 't', ts)
-    redis.call('PEXPIRE', KEYS[2], lease + tonumber(ARGV[4]))
+    redis.call('PEXPIRE', KEYS[2], lease + tonumber(ARGV[7]))
     return token, ts
 end
 
@@ -125,10 +126,10 @@ if side == 'r' then
     -- A reader that waits flags it in the fence, so that the release
     -- that lets readers in wakes them all (lib: rw_release).
     local function reader_waits()
-        if ARGV[6] == 'wait' then
+        if ARGV[4] ~= '' then
             redis.call('HSET', KEYS[2], 'rw', '1')
             if redis.call('PTTL', KEYS[2]) < 0 then
-                redis.call('PEXPIRE', KEYS[2], ARGV[4])
+                redis.call('PEXPIRE', KEYS[2], ARGV[7])
             end
         end
     end
@@ -137,7 +138,7 @@ if side == 'r' then
         reader_waits()
         return {0, math.max(xw - now, 1), 0}
     end
-    if h[1] ~= me and ARGV[8] == '1' and redis.call('ZCARD', KEYS[3]) > 0 then
+    if h[1] ~= me and ARGV[9] == '1' and redis.call('ZCARD', KEYS[3]) > 0 then
         local first = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
         reader_waits()
         return {0, math.max(tonumber(first[2]) - now, 1), 0}
@@ -167,10 +168,10 @@ if redis.call('HEXISTS', KEYS[1], 'r:' .. me) == 1 then
 end
 if h[1] or readers() > 0 then
     local waiting = 0
-    if ARGV[6] == 'wait' then
-        redis.call('ZADD', KEYS[3], now + tonumber(ARGV[7]), me)
+    if ARGV[4] ~= '' then
+        redis.call('ZADD', KEYS[3], now + tonumber(ARGV[4]), me)
         -- The set lives as long as its youngest entry (see rw_touch).
-        keep_ttl(KEYS[3], tonumber(ARGV[7]))
+        keep_ttl(KEYS[3], tonumber(ARGV[4]))
         waiting = 1
     end
     return {0, math.max(longest - now, 1), waiting}

@@ -4,14 +4,17 @@
 -- ARGV[1]  owner string
 -- ARGV[2]  "r" or "w": the side asked about
 --
--- Replies  {locked, count, pttl, token, holders, waiters, held}
+-- Replies  {locked, count, pttl, token, holders, waiters, position, held,
+--          permits}: the info reply of every kind (src/lock/lock_int.h)
 --          locked   1 if anyone holds either side
 --          count    the owner's count on that side
 --          pttl     remaining life of the lock's hash, -2 if free
 --          token    latest fencing token issued for the name
 --          holders  readers holding, plus 1 if a writer holds
 --          waiters  live waiting writers
+--          position 0 (waiting writers are not told their place)
 --          held     the writer's hold count (0 if no writer holds)
+--          permits  0 (none stored: the client reports its object's)
 --
 -- Read-only: holders whose expiry has passed are not counted.
 --@include clock
@@ -50,4 +53,4 @@ local held = 0
 if h['w'] and tonumber(h['x:w'] or '0') > now then
     held = tonumber(h['wn'])
 end
-return {locked, count, pttl, token, holders, waiters, held}
+return {locked, count, pttl, token, holders, waiters, 0, held, 0}

@@ -1,16 +1,12 @@
 -- sem_acquire: one try to take a permit of a semaphore.
 --
 -- KEYS[1..2] hash and expiries, as in lib/sem
--- ARGV[1]  owner string
--- ARGV[2]  lease in ms (> 0)
--- ARGV[3]  request id, unique per request; a retry sends the same id
--- ARGV[4]  registration lifetime in ms if the caller waits when no permit
---          is free; "" for a one-shot try (not registered)
--- ARGV[5]  publish command: "publish" or "spublish"
--- ARGV[6]  channel of the semaphore
--- ARGV[7]  the caller's total: stored if the name has none
--- ARGV[8]  retention of the keys after the last lease, in ms (they live
---          between one and two retentions past it)
+-- ARGV[1..7] the acquire contract, as in lock_acquire: owner, lease,
+--          request id, "" or the registration lifetime of a caller that
+--          waits if no permit is free, publish command, channel of the
+--          semaphore, retention of the keys after the last lease (they
+--          live between one and two retentions past it)
+-- ARGV[8]  the caller's total: stored if the name has none
 --
 -- Replies  {1, token, count}      a permit was taken; the owner now holds
 --                                 count permits
@@ -31,12 +27,12 @@
 --@include clock
 --@include waiters
 --@include sem
-local me, lease, keep = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[8])
+local me, lease, keep = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[7])
 local now, us = clock_now()
 local freed = sem_purge(KEYS[1], KEYS[2], now)
 local h = redis.call('HMGET', KEYS[1], 'c:' .. me, 'k:' .. me, 'r:' .. me,
     't', 'q:' .. me, 'qh', 'qt', 'u', 'P')
-local used, total = tonumber(h[8] or '0'), tonumber(h[9] or ARGV[7])
+local used, total = tonumber(h[8] or '0'), tonumber(h[9] or ARGV[8])
 if not h[9] then
     redis.call('HSET', KEYS[1], 'P', total)
 end

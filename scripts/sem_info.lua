@@ -3,7 +3,8 @@
 -- KEYS[1..2] hash and expiries, as in lib/sem
 -- ARGV[1]  owner string asked about
 --
--- Reply    {locked, count, pttl, token, used, waiters, permits}
+-- Reply    {locked, count, pttl, token, holders, waiters, position, held,
+--          permits}: the info reply of every kind (src/lock/lock_int.h)
 --          locked   1 if any permit is held
 --          count    the permits the asked owner holds
 --          pttl     the asked owner's remaining lease if it holds any;
@@ -11,8 +12,10 @@
 --                   back); -2 if no permit is held
 --          token    latest token issued for the name (0 if none is
 --                   remembered)
---          used     permits held (holders whose lease ended not counted)
+--          holders  permits held (holders whose lease ended not counted)
 --          waiters  live registrations in the waiter registry
+--          position 0 (a registry keeps no order)
+--          held     0 (permits are not levels of one hold)
 --          permits  the total in force; 0 if none is stored (the
 --                   client reports its object's)
 --@include clock
@@ -43,4 +46,4 @@ if used > 0 then
     locked = 1
 end
 return {locked, count, pttl, tonumber(h[2] or '0'), used,
-    waiters_count(KEYS[1], h[4], h[5]), tonumber(h[3] or '0')}
+    waiters_count(KEYS[1], h[4], h[5]), 0, 0, tonumber(h[3] or '0')}

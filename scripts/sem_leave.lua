@@ -1,7 +1,8 @@
 -- sem_leave: a waiter that gave up (its budget ran out, it was cancelled)
 -- leaves the registry of a semaphore.
 --
--- KEYS[1]  hash, as in lib/sem
+-- KEYS[1..2] hash and expiries, as in lib/sem (the keys of every sem
+--          script; only the hash is read here)
 -- ARGV[1]  owner string
 -- ARGV[2]  publish command: "publish" or "spublish"
 -- ARGV[3]  channel of the semaphore

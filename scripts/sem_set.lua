@@ -1,12 +1,12 @@
 -- sem_set: stores the total of a semaphore (rdl_semaphore_set_permits).
 --
 -- KEYS[1..2] hash and expiries, as in lib/sem
--- ARGV[1]  the new total (> 0)
--- ARGV[2]  publish command: "publish" or "spublish"
--- ARGV[3]  channel of the semaphore
--- ARGV[4]  retention of the keys, in ms
--- ARGV[5]  request id; a retry sends the same id
--- ARGV[6]  how long the applied set remembers a request, in ms
+-- ARGV[1..4] as in every force release (a change applied once:
+--          src/lock/lock_int.h): publish command, channel of the
+--          semaphore, request id (a retry sends the same id), how long the
+--          applied set remembers a request, in ms
+-- ARGV[5]  the new total (> 0)
+-- ARGV[6]  retention of the keys, in ms
 --
 -- Reply    the total before (0 if none was stored); a retry of an applied
 --          request stores nothing and gets the first reply again
@@ -25,7 +25,7 @@
 --@include applied
 --@include waiters
 --@include sem
-local id = ARGV[5]
+local id = ARGV[3]
 local field = 'd:' .. id .. ':set'
 local done = redis.call('HGET', KEYS[1], field)
 if applied_is(done, id) then
@@ -35,11 +35,11 @@ sem_purge(KEYS[1], KEYS[2], clock_now())
 local h = redis.call('HMGET', KEYS[1], 'P', 'u', 'qh', 'qt', 'dn', 'dp', 'g',
     'gs')
 local old, used = tonumber(h[1] or '0'), tonumber(h[2] or '0')
-local total = tonumber(ARGV[1])
+local total = tonumber(ARGV[5])
 applied_add(KEYS[1], field, (h[1] or '0') .. '|' .. id, {h[5], h[6], h[7],
-    h[8]}, tonumber(ARGV[6]), {'P', total}, not done)
+    h[8]}, tonumber(ARGV[4]), {'P', total}, not done)
 -- The hash, and so the record, lives the retention at least: longer than
 -- any window.
-keep_ttl(KEYS[1], tonumber(ARGV[4]), 2 * tonumber(ARGV[4]))
-sem_wake(KEYS[1], total - math.max(old, used), h[3], h[4], ARGV[2], ARGV[3])
+keep_ttl(KEYS[1], tonumber(ARGV[6]), 2 * tonumber(ARGV[6]))
+sem_wake(KEYS[1], total - math.max(old, used), h[3], h[4], ARGV[1], ARGV[2])
 return old

@@ -6,53 +6,13 @@
  * pushing back while the waiter lives (src/lock/waitq.c). A release hands
  * the lock to the head in its script and names it in its message, so
  * only that waiter wakes, and its try only confirms the grant. */
-#include <stdio.h>
-
 #include "lock/lock_int.h"
-
-static int send_try(rdl__acquire *op, rdl__reply_fn fn)
-{
-    rdl_lock_t *lock = op->lock;
-    char reqid[64];
-    char lease[24], keep[24], qlease[24];
-    const char *keys[1] = {lock->key_hold};
-    const char *args[8] = {op->owner_str,
-                           lease,
-                           reqid,
-                           keep,
-                           qlease,
-                           op->one_try ? "try" : "wait",
-                           rdl__client_publish_cmd(lock->c),
-                           lock->channel};
-    rdl__acquire_reqid(op, reqid);
-    snprintf(lease, sizeof(lease), "%lld", (long long)op->lease_ms);
-    snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
-    snprintf(qlease, sizeof(qlease), "%lld",
-             (long long)rdl__queue_lease_ms(lock->c));
-    return rdl__script_run_line(lock->c, rdl__client_acquire_line(lock->c),
-                                RDL__SCRIPT_FAIR_ACQUIRE, 1, keys, 8, args, fn,
-                                op);
-}
-
-/* The fair reply ends with {waiters, position, held}. */
-static int parse_info(const redisReply *r, rdl_lock_info_t *out)
-{
-    long long more[3];
-    int rc = rdl__parse_info(r, 3, more, out);
-    if (rc == 0) {
-        out->waiters = (uint32_t)more[0];
-        out->position = (uint32_t)more[1];
-        out->holder_count = (uint32_t)more[2];
-    }
-    return rc;
-}
 
 /* Hand-offs name the new head of the queue; entries expire unless renewed. */
 static const rdl__kind_queue fair_queue = {
     .renewed = 1,
     .renew_script = RDL__SCRIPT_FAIR_TOUCH,
     .entry_key = RDL__KEY_HOLD,
-    .leave = {RDL__SCRIPT_FAIR_LEAVE, 1, {RDL__KEY_HOLD}},
     .targeted = 1,
     .own_channel = 1,
 };
@@ -60,15 +20,8 @@ static const rdl__kind_queue fair_queue = {
 static const rdl__lock_kind fair_kind = {
     .name = RDL__KIND_FAIR,
     .label = "fair",
-    .send_try = send_try,
+    .scripts = RDL__KIND_SCRIPTS(FAIR),
     .parse_try = rdl__parse_try, /* position: place in the queue */
-    .release = {RDL__SCRIPT_FAIR_RELEASE, 1, {RDL__KEY_HOLD}},
-    .force = {RDL__SCRIPT_FAIR_FORCE_RELEASE, 1, {RDL__KEY_HOLD}},
-    .info = {RDL__SCRIPT_FAIR_INFO, 1, {RDL__KEY_HOLD}},
-    .parse_release = rdl__parse_release,
-    .parse_force = rdl__parse_force,
-    .parse_info = parse_info,
-    .renew_script = RDL__SCRIPT_FAIR_RENEW,
     .queue = &fair_queue,
 };
 

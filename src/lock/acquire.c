@@ -489,7 +489,7 @@ static void send_try(rdl__acquire *op)
         op->sent_at = rdl__now_ms();
     RDL__STAT_INC(&op->lock->c->net, attempts);
     op->refs++;
-    rc = op->lock->kind->send_try(op, on_try);
+    rc = rdl__kind_send_try(op, on_try);
     if (rc != 0) {
         op->refs--;
         /* A retry that cannot be sent (the client is closing) leaves the
@@ -576,7 +576,7 @@ int rdl__acquire_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
     RDL__STAT_INC(&c->net, attempts);
     rdl__wait_trying(&op->wait); /* as in send_try() */
     op->refs = 2;                /* the timer, the try */
-    rc = lock->kind->send_try(op, on_try);
+    rc = rdl__kind_send_try(op, on_try);
     if (rc != 0) {
         op->refs = 1;
         rdl__wait_close(&op->wait, on_wait_closed);

@@ -126,10 +126,13 @@ int rdl__hold_granted(rdl_lock_t *lock, rdl_owner_t owner, uint64_t token,
         rec->owner = owner;
         char os[64];
         rdl__client_owner(c, owner, os);
-        snprintf(rec->member, sizeof(rec->member), "%s%s",
-                 lock->kind->member_prefix ? lock->kind->member_prefix : "",
-                 os);
-        rec->wd.script = lock->kind->renew_script;
+        /* "<side>:<owner>" for a kind with sides (scripts/rw_renew.lua). */
+        if (lock->kind->side != NULL)
+            snprintf(rec->member, sizeof(rec->member), "%s:%s",
+                     lock->kind->side, os);
+        else
+            snprintf(rec->member, sizeof(rec->member), "%s", os);
+        rec->wd.script = lock->kind->scripts.renew;
         rec->wd.key = lock->key_hold;
         rec->wd.key2 = lock->kind->renew_aux0 ? lock->key_aux[0] : NULL;
         rec->wd.member = rec->member;

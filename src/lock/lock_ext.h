@@ -3,10 +3,11 @@
  *
  * Every rdl_lock_t has an operations table (rdl__lock_ops); the public
  * calls in lock.c check their arguments and dispatch through it, and know
- * no kind by name. The kinds that run scripts (plain, fair, read-write)
- * share one table in lock.c; a composite kind brings its own, built on the
- * public calls of its parts plus the few functions below. Nothing else of
- * the lock layer is visible to it: this header includes only <rdl.h>.
+ * no kind by name. The kinds that run scripts (plain, fair, read-write,
+ * semaphore) share one table, rdl__scripted_ops in scripted.c; a
+ * composite kind brings its own, built on the public calls of its parts
+ * plus the few functions below. Nothing else of the lock layer is visible
+ * to it: this header includes only <rdl.h>.
  *
  * Threads: the blocking operations run on the caller's thread (a composite
  * spans clients, hence loops); the getters may run on any thread. */

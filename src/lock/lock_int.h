@@ -1,6 +1,30 @@
-/* The common lock interface: what every lock kind provides (a vtable of
- * script senders and reply parsers) and the machinery they share (waiting,
- * retries, local holds, the blocking facade). Loop thread unless noted. */
+/* The common lock interface: what a lock kind that runs scripts is (a
+ * table of data: rdl__lock_kind, its scripts, keys and own arguments) and
+ * the machinery the kinds share (every script call built from that table,
+ * waiting, retries, local holds, the blocking facade). Loop thread unless
+ * noted.
+ *
+ * The script contract, the same for every kind (docs/design-notes.md
+ * "Script arguments"): KEYS are the kind's keys (rdl__kind_keys), and
+ * each operation sends the same ARGV to every kind's script, then the
+ * kind's own, so a kind names its scripts and sends nothing itself.
+ *   acquire   owner, lease (ms), request id, wait ("" for a one-shot try;
+ *             else how long the caller's place in the wait lives, in ms:
+ *             rdl__wait_life_ms), publish command, channel, retention
+ *             (ms); then rdl__lock_kind.args: the semaphore's total, the
+ *             read-write lock's side and writers-first flag (scripted.c)
+ *   release   owner, request id, publish command, channel, retention,
+ *             applied-set window (ms), "" or the acquisition undone; then
+ *             the side, if the kind has one (release.c)
+ *   force     publish command, channel, request id, applied-set window
+ *             (scripted.c)
+ *   info      owner; then the side, if any (scripted.c)
+ *   leave     owner, publish command, channel (waitq.c)
+ * Replies (replies.c): a try {1, token, count} / {0, sleep, position} /
+ * {-1} (it would wait on itself); a release {1, count} / {0}; a force
+ * release 1 / 0; info {locked, count, pttl, token, holders, waiters,
+ * position, held, permits}. The watchdog's renewals (renew, and a queue's
+ * touch) take a batch of holds: src/watchdog/. */
 #ifndef RDL_LOCK_INT_H
 #define RDL_LOCK_INT_H
 
@@ -28,77 +52,89 @@ typedef struct rdl__try {
 typedef struct rdl__acquire rdl__acquire;
 typedef struct rdl__release rdl__release;
 
-/* A script call of a kind: which script, and which of the lock's keys it
- * takes, in order (KEYS[1..nkeys]). The arguments of each call are the
- * same for every kind and built by the shared code (release.c,
- * scripted.c, waitq.c), so a kind only says which script and keys. */
+/* The lock's keys, by role. Every script of a kind (but the watchdog's
+ * batched renewals) takes the same keys: the hold key, then the kind's
+ * others (rdl__lock_kind.keys), all of one hash tag. */
 enum rdl__key_role {
     RDL__KEY_HOLD,  /* lock->key_hold */
     RDL__KEY_FENCE, /* lock->key_fence */
     RDL__KEY_AUX0,  /* lock->key_aux[0] */
     RDL__KEY_AUX1   /* lock->key_aux[1] */
 };
-typedef struct rdl__kind_call {
-    int script;
-    int nkeys;
-    unsigned char keys[4]; /* enum rdl__key_role */
-} rdl__kind_call;
+/* A kind's own arguments of a try, after the acquire contract's. */
+enum rdl__arg_role {
+    RDL__ARG_NONE,
+    RDL__ARG_SIDE,         /* the kind's side: "r" or "w" */
+    RDL__ARG_PERMITS,      /* lock->permits, the object's total */
+    RDL__ARG_WRITERS_FIRST /* "1", or "0" with RDL_RW_READERS_FIRST */
+};
+#define RDL__KIND_KEYS_MAX 3 /* the hold key and two more */
+#define RDL__KIND_ARGS_MAX 2
 
-/* The lock's key of a role (enum rdl__key_role). */
-const char *rdl__lock_key(const rdl_lock_t *lock, int role);
-/* Fills keys[] with the lock's keys that `call` takes; returns how many. */
-int rdl__kind_keys(const rdl_lock_t *lock, const rdl__kind_call *call,
-                   const char **keys);
+/* The scripts of a kind: scripts/<kind>_<op>.lua, named by the kind's
+ * RDL__SCRIPT_ prefix (LOCK, FAIR, RW, SEM): RDL__KIND_SCRIPTS(FAIR). */
+typedef struct rdl__kind_scripts {
+    int acquire, release, force, info, renew, leave;
+} rdl__kind_scripts;
+#define RDL__KIND_SCRIPTS(K)                                                   \
+    {                                                                          \
+        RDL__SCRIPT_##K##_ACQUIRE, RDL__SCRIPT_##K##_RELEASE,                  \
+            RDL__SCRIPT_##K##_FORCE_RELEASE, RDL__SCRIPT_##K##_INFO,           \
+            RDL__SCRIPT_##K##_RENEW, RDL__SCRIPT_##K##_LEAVE                   \
+    }
 
-/* The wait queue of a kind whose waiters queue in Redis (the fair lock,
- * the write side of a read-write lock): a waiter's entry there expires
- * unless the watchdog renews it (waitq.c). */
+/* The wait queue of a kind whose waiters wait in Redis. A try that cannot
+ * have the lock puts its owner there (unless it is a one-shot try), and a
+ * waiter that gives up takes itself out (the kind's leave script). */
 typedef struct rdl__kind_queue {
-    int renewed;      /* entries expire unless the watchdog renews them;
-                         else (the plain lock's registry) a registration
-                         lasts rdl__waiter_life_ms() from the try */
+    int renewed;      /* entries expire unless the watchdog renews them
+                         (the fair lock's queue, waiting writers: waitq.c);
+                         else (a registry) a registration lasts
+                         rdl__waiter_life_ms() from the try */
     int renew_script; /* keeps entries alive (fair_touch, rw_touch) */
     int entry_key;    /* enum rdl__key_role: the key that holds an entry,
                          the one the renewal script takes */
-    /* Takes a waiter that gave up out of the queue: ARGV = owner, publish
-     * command, channel. */
-    rdl__kind_call leave;
-    int targeted; /* hand-offs name the waiter they are for */
+    int targeted;     /* hand-offs name the waiter they are for */
     /* Every message for a waiter names it, so each client hears those for
      * its own waiters on its own channel (rdl_lock_s.wake_channel), and no
      * other client wakes for them. */
     int own_channel;
 } rdl__kind_queue;
 
-/* What a lock kind that runs scripts provides. Every send_* returns 0 or a
- * negative code (then fn is not called); every parse_* returns 0 or a
- * negative code. */
+/* waitq.c: the waiter registry of the plain lock and the semaphore
+ * (scripts/lib/waiters.lua): registrations lapse unless their waiter
+ * tries again; a hand-off names its waiter on that waiter's client's own
+ * channel. */
+extern const rdl__kind_queue rdl__registry;
+
+/* What a lock kind that runs scripts is: data only. The shared code
+ * builds every call from it (ARGV: the top of this file). */
 typedef struct rdl__lock_kind {
     const char *name;  /* key segment, e.g. "lock" */
     const char *label; /* rdl_event_t.lock_kind: "lock", "read", ... */
-    int (*send_try)(rdl__acquire *op, rdl__reply_fn fn);
-    int (*parse_try)(const redisReply *r, rdl__try *out);
-    /* Release (ARGV: see rdl__release_send()), force release (see
-     * scripted.c) and info (ARGV = owner), each with `side` appended to
-     * its arguments when not NULL (the read-write lock's "r" or "w"). */
-    rdl__kind_call release, force, info;
+    rdl__kind_scripts scripts;
+    /* The keys every script takes after the hold key, ended by
+     * RDL__KEY_HOLD (none: the hold key alone). */
+    unsigned char keys[RDL__KIND_KEYS_MAX - 1];
+    /* A try's own arguments (enum rdl__arg_role), ended by RDL__ARG_NONE. */
+    unsigned char args[RDL__KIND_ARGS_MAX];
+    /* The read-write lock's "r" or "w": appended to the release's and the
+     * info's arguments, and before the owner in the watchdog's member
+     * ("r:<owner>"). NULL for the other kinds. */
     const char *side;
-    /* 0 (one level released; *remaining levels left) or RDL_ENOTHELD. */
-    int (*parse_release)(const redisReply *r, uint32_t *remaining);
-    /* 0 (freed) or RDL_ENOTHELD (was free). */
-    int (*parse_force)(const redisReply *r);
-    int (*parse_info)(const redisReply *r, rdl_lock_info_t *out);
-    /* The watchdog's renewal script for this kind (see rdl__wd_hold), and
-     * what precedes the owner string in its member ("r:" for a reader of a
-     * read-write lock), or NULL. */
-    int renew_script;
-    const char *member_prefix;
-
+    /* rdl__parse_try for every kind (acquire.c calls it through here). */
+    int (*parse_try)(const redisReply *r, rdl__try *out);
     int renew_aux0; /* the renewal script takes key_aux[0] after each hold
                        key (the watchdog's key2) */
     const char *aux_suffix[2]; /* extra keys of a lock: key_aux[i], or NULL */
-    const rdl__kind_queue *queue; /* NULL: waiters do not queue in Redis */
+    const rdl__kind_queue *queue; /* NULL: waiters do not wait in Redis */
 } rdl__lock_kind;
+
+/* The lock's key of a role (enum rdl__key_role). */
+const char *rdl__lock_key(const rdl_lock_t *lock, int role);
+/* Fills keys[RDL__KIND_KEYS_MAX] with the keys of the lock's scripts;
+ * returns how many. */
+int rdl__kind_keys(const rdl_lock_t *lock, const char **keys);
 
 typedef struct rdl__auto rdl__auto;
 
@@ -274,6 +310,24 @@ static inline int rdl__lock_events_on(const rdl_lock_t *lock)
 /* scripted.c: the operations of the script kinds. */
 extern const rdl__lock_ops rdl__scripted_ops;
 
+/* scripted.c: blocking, runs `script` (the kind's keys) to change the lock
+ * once for one request id: ARGV = publish command, channel, request id,
+ * applied-set window (the force release's contract), then extra[0..
+ * nextra) (at most RDL__CHANGE_ARGS_MAX). Sent again with the same id
+ * while its outcome is unknown, within the window; then done(lock, r,
+ * data) reads the answer on the loop thread (0 or a negative code: the
+ * call's result). A force release, and a semaphore's total. */
+#define RDL__CHANGE_ARGS_MAX 2
+int rdl__lock_change(
+    rdl_lock_t *lock, int script, int nextra, const char *const *extra,
+    int (*done)(rdl_lock_t *lock, const redisReply *r, void *data), void *data);
+
+/* scripted.c: sends one try of acquisition op: the kind's acquire script
+ * with the acquire contract's arguments (the top of this file) on the
+ * tries' line; fn(op, ...) gets the reply. 0 or a negative code (then fn
+ * is not called). */
+int rdl__kind_send_try(rdl__acquire *op, rdl__reply_fn fn);
+
 /* waitq.c: wait queue entries (kinds with send_leave). A try reported
  * the owner queued: keep its entry alive while it waits. */
 void rdl__waitq_queued(rdl__acquire *op);
@@ -303,6 +357,17 @@ static inline int64_t rdl__queue_lease_ms(const rdl_client_t *c)
                                                 : RDL__QUEUE_LEASE_MS;
 }
 
+/* A waiting try's ARGV[4] (the acquire contract): how long the caller's
+ * place in the wait lives, a registration (until it tries again) or a
+ * queue entry (until it is renewed). The read side of a read-write lock
+ * has neither: its value only says the caller waits. */
+static inline int64_t rdl__wait_life_ms(const rdl_lock_t *lock)
+{
+    const rdl__kind_queue *q = lock->kind->queue;
+    return q != NULL && !q->renewed ? rdl__waiter_life_ms(lock->c)
+                                    : rdl__queue_lease_ms(lock->c);
+}
+
 /* lock.c: references to a lock object. The user's handle is one; an
  * internal operation that may outlive rdl_lock_free() (the release of a
  * cancelled acquisition) takes another. Any thread. */
@@ -324,18 +389,18 @@ int rdl__lock_create(rdl_client_t *c, const char *name,
 
 extern const rdl__lock_kind rdl__reentrant_kind;
 
-/* replies.c: reply shapes shared by the kinds. */
+/* replies.c: the replies of every kind's scripts (the top of this file). */
 int rdl__int_at(const redisReply *r, size_t i, long long *out);
 /* {1, token, count} -> acquired; {0, pttl[, position]} -> busy (position
- * 0 when absent or not positive). */
+ * 0 when absent or not positive); {-1} -> RDL_EDEADLK (a read-write
+ * lock's reader asked for the write side: it would wait on itself). */
 int rdl__parse_try(const redisReply *r, rdl__try *out);
 /* {1, count} -> 0 and *remaining; {0} -> RDL_ENOTHELD. */
 int rdl__parse_release(const redisReply *r, uint32_t *remaining);
 /* 1 -> 0; 0 -> RDL_ENOTHELD. */
 int rdl__parse_force(const redisReply *r);
-/* {locked, count, pttl, token, more...} -> out (holders = locked, no
- * waiters) and `extra` more integers into more[], for the kind to use. */
-int rdl__parse_info(const redisReply *r, size_t extra, long long *more,
-                    rdl_lock_info_t *out);
+/* {locked, count, pttl, token, holders, waiters, position, held, permits}
+ * -> out (permits 0: none stored). */
+int rdl__parse_info(const redisReply *r, rdl_lock_info_t *out);
 
 #endif

@@ -6,62 +6,12 @@
  * registers the waiter, and a release that frees the lock names the first
  * registered one in its message: one wake-up per hand-off, across all
  * clients (scripts/lib/waiters.lua). */
-#include <stdio.h>
-
 #include "lock_int.h"
-
-static int send_try(rdl__acquire *op, rdl__reply_fn fn)
-{
-    rdl_lock_t *lock = op->lock;
-    char reqid[64];
-    char lease[24], life[24];
-    const char *keys[1] = {lock->key_hold};
-    const char *args[6] = {op->owner_str,
-                           lease,
-                           reqid,
-                           op->one_try ? "" : life,
-                           rdl__client_publish_cmd(lock->c),
-                           lock->channel};
-    rdl__acquire_reqid(op, reqid);
-    snprintf(lease, sizeof(lease), "%lld", (long long)op->lease_ms);
-    snprintf(life, sizeof(life), "%lld",
-             (long long)rdl__waiter_life_ms(lock->c));
-    return rdl__script_run_line(lock->c, rdl__client_acquire_line(lock->c),
-                                RDL__SCRIPT_LOCK_ACQUIRE, 1, keys, 6, args, fn,
-                                op);
-}
-
-/* {..., held, waiters} */
-static int parse_info(const redisReply *r, rdl_lock_info_t *out)
-{
-    long long more[2];
-    int rc = rdl__parse_info(r, 2, more, out);
-    if (rc == 0) {
-        out->holder_count = (uint32_t)more[0];
-        out->waiters = (uint32_t)more[1];
-    }
-    return rc;
-}
-
-/* Waiters register by their tries and are not renewed: a registration
- * lapses one lifetime after the try that made it. */
-static const rdl__kind_queue registry = {
-    .leave = {RDL__SCRIPT_LOCK_LEAVE, 1, {RDL__KEY_HOLD}},
-    .targeted = 1,
-    .own_channel = 1,
-};
 
 const rdl__lock_kind rdl__reentrant_kind = {
     .name = RDL__KIND_LOCK,
     .label = "lock",
-    .send_try = send_try,
+    .scripts = RDL__KIND_SCRIPTS(LOCK),
     .parse_try = rdl__parse_try, /* position: 1 once registered */
-    .release = {RDL__SCRIPT_LOCK_RELEASE, 1, {RDL__KEY_HOLD}},
-    .force = {RDL__SCRIPT_LOCK_FORCE_RELEASE, 1, {RDL__KEY_HOLD}},
-    .info = {RDL__SCRIPT_LOCK_INFO, 1, {RDL__KEY_HOLD}},
-    .parse_release = rdl__parse_release,
-    .parse_force = rdl__parse_force,
-    .parse_info = parse_info,
-    .renew_script = RDL__SCRIPT_LOCK_RENEW,
-    .queue = &registry,
+    .queue = &rdl__registry,
 };

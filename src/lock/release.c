@@ -13,14 +13,14 @@ static void on_release(void *data, int status, const redisReply *r,
 /* Runs the kind's release script. ARGV, the same for every kind: owner,
  * request id, publish command, channel, fence retention, applied-set
  * window, the acquisition undone ("" for a release), then the kind's side
- * if it has one. */
+ * if it has one (lock_int.h). */
 static int send_script(rdl__release *op)
 {
     rdl_lock_t *lock = op->lock;
     const rdl__lock_kind *kind = lock->kind;
-    const char *keys[4], *args[8];
+    const char *keys[RDL__KIND_KEYS_MAX], *args[8];
     char keep[24], window[24];
-    int nkeys = rdl__kind_keys(lock, &kind->release, keys), nargs = 7;
+    int nkeys = rdl__kind_keys(lock, keys), nargs = 7;
     snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
     snprintf(window, sizeof(window), "%lld",
              (long long)rdl__done_window_ms(lock->c));
@@ -40,9 +40,9 @@ static int send_script(rdl__release *op)
      * release goes on the main line: no WAIT there holds it up. */
     if (op->undo_of[0] != '\0' || op->stale)
         return rdl__script_run_line(lock->c, rdl__client_acquire_line(lock->c),
-                                    kind->release.script, nkeys, keys, nargs,
+                                    kind->scripts.release, nkeys, keys, nargs,
                                     args, on_release, op);
-    return rdl__script_run(lock->c, kind->release.script, nkeys, keys, nargs,
+    return rdl__script_run(lock->c, kind->scripts.release, nkeys, keys, nargs,
                            args, on_release, op);
 }
 
@@ -79,7 +79,7 @@ static void on_release(void *data, int status, const redisReply *r,
     (void)written_ms;
 
     if (status == 0)
-        status = lock->kind->parse_release(r, &remaining);
+        status = rdl__parse_release(r, &remaining);
     if (rdl__outcome_unknown(status)) {
         op->unknown_status = status;
         /* A retry inside the window finds the record of a final release

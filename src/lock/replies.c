@@ -1,7 +1,8 @@
-/* Reply shapes that several lock kinds share: an integer in an array, the
- * try reply {1, token, count} / {0, pttl[, position]}, the release reply
- * {1, count} / {0}, the force-release reply 1 / 0, and the info reply
- * {locked, count, pttl, token, ...}. */
+/* The replies of every lock kind's scripts, one shape per operation
+ * (lock_int.h): the try reply {1, token, count} / {0, pttl[, position]} /
+ * {-1}, the release reply {1, count} / {0}, the force-release reply 1 / 0,
+ * and the info reply {locked, count, pttl, token, holders, waiters,
+ * position, held, permits}. */
 #include "lock_int.h"
 
 int rdl__int_at(const redisReply *r, size_t i, long long *out)
@@ -16,7 +17,11 @@ int rdl__int_at(const redisReply *r, size_t i, long long *out)
 int rdl__parse_try(const redisReply *r, rdl__try *out)
 {
     long long flag, a, b = 0;
-    if (rdl__int_at(r, 0, &flag) != 0 || rdl__int_at(r, 1, &a) != 0)
+    if (rdl__int_at(r, 0, &flag) != 0)
+        return RDL_EPROTO;
+    if (flag == -1)
+        return RDL_EDEADLK; /* an upgrade: it would wait on itself */
+    if (rdl__int_at(r, 1, &a) != 0)
         return RDL_EPROTO;
     if (flag == 1) {
         if (rdl__int_at(r, 2, &b) != 0 || a <= 0 || b <= 0)
@@ -54,26 +59,22 @@ int rdl__parse_force(const redisReply *r)
     return r->integer == 1 ? 0 : RDL_ENOTHELD;
 }
 
-int rdl__parse_info(const redisReply *r, size_t extra, long long *more,
-                    rdl_lock_info_t *out)
+int rdl__parse_info(const redisReply *r, rdl_lock_info_t *out)
 {
-    long long locked, count, pttl, token;
+    long long v[9];
     size_t i;
-    if (rdl__int_at(r, 0, &locked) != 0 || rdl__int_at(r, 1, &count) != 0 ||
-        rdl__int_at(r, 2, &pttl) != 0 || rdl__int_at(r, 3, &token) != 0)
-        return RDL_EPROTO;
-    for (i = 0; i < extra; i++)
-        if (rdl__int_at(r, 4 + i, &more[i]) != 0)
+    for (i = 0; i < 9; i++)
+        if (rdl__int_at(r, i, &v[i]) != 0)
             return RDL_EPROTO;
-    out->locked = locked != 0;
-    out->held_by_owner = count > 0;
-    out->hold_count = (uint32_t)count;
-    out->holders = locked != 0;
-    out->waiters = 0;
-    out->position = 0;
-    out->holder_count = 0;
-    out->ttl_ms = pttl;
-    out->fencing_token = (uint64_t)token;
-    out->permits = 1;
+    out->locked = v[0] != 0;
+    out->held_by_owner = v[1] > 0;
+    out->hold_count = (uint32_t)v[1];
+    out->ttl_ms = v[2];
+    out->fencing_token = (uint64_t)v[3];
+    out->holders = (uint32_t)v[4];
+    out->waiters = (uint32_t)v[5];
+    out->position = (uint32_t)v[6];
+    out->holder_count = (uint32_t)v[7];
+    out->permits = (uint32_t)v[8];
     return 0;
 }

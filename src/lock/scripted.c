@@ -1,8 +1,10 @@
 /* The operations table shared by the kinds that run scripts (plain, fair,
- * read-write): the blocking forms of the async operations, force release
- * and info as single script calls. The kinds supply scripts and parsers
- * (rdl__lock_kind); waiting and retries live in acquire.c and release.c,
- * what this client knows of its holds in hold.c. */
+ * read-write, semaphore) and the calls built from their tables: the
+ * blocking forms of the async operations, a try (rdl__kind_send_try), and
+ * force release, info and other changes applied once (rdl__lock_change)
+ * as single script calls. The kinds supply data only (rdl__lock_kind);
+ * waiting and retries live in acquire.c and release.c, what this client
+ * knows of its holds in hold.c. */
 #include <stdio.h>
 #include <string.h>
 
@@ -16,9 +18,19 @@ typedef struct lock_call {
     int64_t wait_ms;
     int64_t lease_ms;
     rdl_lock_info_t *info;
-    char reqid[64];      /* force release: its request id */
-    uint64_t first_sent; /* force release: when it was first sent */
+    /* A change (rdl__lock_change): its script, its own arguments, what
+     * reads its answer; its request id ("" until the first send), when
+     * it was first sent, the unknown outcomes retried so far and the last
+     * of them. */
+    int script;
+    int nextra;
+    const char *const *extra;
+    int (*done)(rdl_lock_t *lock, const redisReply *r, void *data);
+    void *data;
+    char reqid[64];
+    uint64_t first_sent;
     int unknown;
+    int unknown_status;
 } lock_call;
 
 static void on_req_done(rdl_req_t *req, int status)
@@ -52,11 +64,11 @@ static int call(rdl_lock_t *lock, lock_call *k, void (*start)(rdl__sync *))
     return rdl__sync_call(lock->c, &k->sync);
 }
 
-/* Force release and info are single script calls; an unknown outcome is
+/* A change and info are single script calls; an unknown outcome is
  * retried (both are safe to repeat). */
 
-static void on_force(void *data, int status, const redisReply *r,
-                     uint64_t written_ms);
+static void on_change(void *data, int status, const redisReply *r,
+                      uint64_t written_ms);
 static void on_info(void *data, int status, const redisReply *r,
                     uint64_t written_ms);
 
@@ -72,74 +84,153 @@ const char *rdl__lock_key(const rdl_lock_t *lock, int role)
     }
 }
 
-int rdl__kind_keys(const rdl_lock_t *lock, const rdl__kind_call *call,
-                   const char **keys)
+int rdl__kind_keys(const rdl_lock_t *lock, const char **keys)
 {
-    int i;
-    for (i = 0; i < call->nkeys; i++)
-        keys[i] = rdl__lock_key(lock, call->keys[i]);
-    return call->nkeys;
+    const unsigned char *more = lock->kind->keys;
+    int n = 0;
+    keys[n++] = lock->key_hold;
+    for (; n < RDL__KIND_KEYS_MAX && more[n - 1] != RDL__KEY_HOLD; n++)
+        keys[n] = rdl__lock_key(lock, more[n - 1]);
+    return n;
 }
 
-/* Runs the kind's force-release script. ARGV, the same for every kind:
- * publish command, channel, request id, applied-set window. */
-static int send_force(rdl_lock_t *lock, const char *reqid, void *data)
+/* The kind's own arguments of a try (rdl__lock_kind.args) into args;
+ * numbers are written into buf. Returns how many. */
+static int kind_args(const rdl_lock_t *lock, const char **args,
+                     char buf[RDL__KIND_ARGS_MAX][24])
 {
-    const char *keys[4];
-    char window[24];
-    const char *args[4] = {rdl__client_publish_cmd(lock->c), lock->channel,
-                           reqid, window};
-    int nkeys = rdl__kind_keys(lock, &lock->kind->force, keys);
-    snprintf(window, sizeof(window), "%lld",
-             (long long)rdl__done_window_ms(lock->c));
-    return rdl__script_run(lock->c, lock->kind->force.script, nkeys, keys, 4,
-                           args, on_force, data);
+    int n;
+    for (n = 0; n < RDL__KIND_ARGS_MAX; n++) {
+        switch (lock->kind->args[n]) {
+        case RDL__ARG_NONE:
+            return n;
+        case RDL__ARG_SIDE:
+            args[n] = lock->kind->side;
+            break;
+        case RDL__ARG_PERMITS:
+            snprintf(buf[n], sizeof(buf[n]), "%u", (unsigned)lock->permits);
+            args[n] = buf[n];
+            break;
+        default: /* RDL__ARG_WRITERS_FIRST */
+            args[n] = (lock->flags & RDL_RW_READERS_FIRST) ? "0" : "1";
+            break;
+        }
+    }
+    return n;
 }
 
-/* Runs the kind's info script: ARGV = owner[, side]. */
+/* The acquire contract (lock_int.h): owner, lease, request id, "" or how
+ * long a waiter's place lives, publish command, channel, retention, then
+ * the kind's own arguments. */
+int rdl__kind_send_try(rdl__acquire *op, rdl__reply_fn fn)
+{
+    rdl_lock_t *lock = op->lock;
+    const char *keys[RDL__KIND_KEYS_MAX], *args[7 + RDL__KIND_ARGS_MAX];
+    char reqid[64], lease[24], wait[24], keep[24];
+    char extra[RDL__KIND_ARGS_MAX][24];
+    int nkeys = rdl__kind_keys(lock, keys);
+    int nargs = 7 + kind_args(lock, args + 7, extra);
+    rdl__acquire_reqid(op, reqid);
+    snprintf(lease, sizeof(lease), "%lld", (long long)op->lease_ms);
+    snprintf(wait, sizeof(wait), "%lld", (long long)rdl__wait_life_ms(lock));
+    snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
+    args[0] = op->owner_str;
+    args[1] = lease;
+    args[2] = reqid;
+    args[3] = op->one_try ? "" : wait;
+    args[4] = rdl__client_publish_cmd(lock->c);
+    args[5] = lock->channel;
+    args[6] = keep;
+    return rdl__script_run_line(lock->c, rdl__client_acquire_line(lock->c),
+                                lock->kind->scripts.acquire, nkeys, keys, nargs,
+                                args, fn, op);
+}
+
+/* Runs the kind's info script: ARGV = owner, then the side if any. */
 static int send_info(rdl_lock_t *lock, const char *owner, void *data)
 {
-    const char *keys[4], *args[2] = {owner, lock->kind->side};
-    int nkeys = rdl__kind_keys(lock, &lock->kind->info, keys);
-    return rdl__script_run(lock->c, lock->kind->info.script, nkeys, keys,
+    const char *keys[RDL__KIND_KEYS_MAX], *args[2] = {owner, lock->kind->side};
+    int nkeys = rdl__kind_keys(lock, keys);
+    return rdl__script_run(lock->c, lock->kind->scripts.info, nkeys, keys,
                            lock->kind->side != NULL ? 2 : 1, args, on_info,
                            data);
 }
 
-static void start_force(rdl__sync *s)
+/* ARGV: publish command, channel, request id, applied-set window (the
+ * force release's, lock_int.h), then the change's own. */
+static void start_change(rdl__sync *s)
 {
     lock_call *k = RDL_CONTAINER_OF(s, lock_call, sync);
-    int rc;
+    rdl_lock_t *lock = k->lock;
+    const char *keys[RDL__KIND_KEYS_MAX], *args[4 + RDL__CHANGE_ARGS_MAX];
+    char window[24];
+    int nkeys = rdl__kind_keys(lock, keys), i, rc;
     if (k->reqid[0] == '\0') {
-        rdl__client_reqid(k->lock->c, k->reqid);
+        rdl__client_reqid(lock->c, k->reqid);
         k->first_sent = rdl__now_ms();
     }
-    rc = send_force(k->lock, k->reqid, k);
+    snprintf(window, sizeof(window), "%lld",
+             (long long)rdl__done_window_ms(lock->c));
+    args[0] = rdl__client_publish_cmd(lock->c);
+    args[1] = lock->channel;
+    args[2] = k->reqid;
+    args[3] = window;
+    for (i = 0; i < k->nextra; i++)
+        args[4 + i] = k->extra[i];
+    rc = rdl__script_run(lock->c, k->script, nkeys, keys, 4 + k->nextra, args,
+                         on_change, k);
     if (rc != 0) /* a retry not sent leaves the first outcome unknown */
-        rdl__sync_done(s, k->unknown > 0 ? RDL_ECONNLOST : rc);
+        rdl__sync_done(s, k->unknown > 0 ? k->unknown_status : rc);
 }
 
-static void on_force(void *data, int status, const redisReply *r,
-                     uint64_t written_ms)
+static void on_change(void *data, int status, const redisReply *r,
+                      uint64_t written_ms)
 {
     lock_call *k = data;
     (void)written_ms;
-    /* The same request id: the script answers a retry of an applied force
-     * release as it answered the first, and frees nothing more. */
+    /* The same request id: the script answers a retry of an applied
+     * change as it answered the first, and changes nothing more (a force
+     * release frees no later hold, a total set undoes no later set). */
     if (rdl__outcome_unknown(status) && k->unknown < RDL__UNKNOWN_RETRIES &&
         rdl__retry_in_window(k->lock->c, k->first_sent)) {
         k->unknown++;
-        start_force(&k->sync);
+        k->unknown_status = status;
+        start_change(&k->sync);
         return;
     }
+    /* Once an outcome was unknown, only an answer settles it: a retry
+     * that was never written (or cut short by a close) tells nothing. */
+    if (k->unknown > 0 && (status == RDL_ECONNREFUSED || status == RDL_ECLOSED))
+        status = k->unknown_status;
     if (status == 0)
-        status = k->lock->kind->parse_force(r);
-    if (status == 0)
-        rdl__hold_clear(k->lock);
-    else if (status == RDL_ENOTHELD)
-        rdl__errmsg_set(k->lock->c, "lock \"%.200s\" was not held",
-                        k->lock->name);
+        status = k->done(k->lock, r, k->data);
     rdl__sync_done(&k->sync, status);
+}
+
+int rdl__lock_change(
+    rdl_lock_t *lock, int script, int nextra, const char *const *extra,
+    int (*done)(rdl_lock_t *lock, const redisReply *r, void *data), void *data)
+{
+    lock_call k;
+    memset(&k, 0, sizeof(k));
+    k.script = script;
+    k.nextra = nextra;
+    k.extra = extra;
+    k.done = done;
+    k.data = data;
+    return call(lock, &k, start_change);
+}
+
+/* A force release's answer: the holds are gone, or there were none. */
+static int forced(rdl_lock_t *lock, const redisReply *r, void *data)
+{
+    int status = rdl__parse_force(r);
+    (void)data;
+    if (status == 0)
+        rdl__hold_clear(lock);
+    else if (status == RDL_ENOTHELD)
+        rdl__errmsg_set(lock->c, "lock \"%.200s\" was not held", lock->name);
+    return status;
 }
 
 static void start_info(rdl__sync *s)
@@ -163,7 +254,7 @@ static void on_info(void *data, int status, const redisReply *r,
         return;
     }
     if (status == 0)
-        status = k->lock->kind->parse_info(r, k->info);
+        status = rdl__parse_info(r, k->info);
     if (status == 0 && k->info->permits == 0) /* none stored: the object's */
         k->info->permits = k->lock->permits;
     rdl__sync_done(&k->sync, status);
@@ -192,9 +283,8 @@ static int op_release(rdl_lock_t *lock, rdl_owner_t owner)
 
 static int op_force_release(rdl_lock_t *lock)
 {
-    lock_call k;
-    memset(&k, 0, sizeof(k));
-    return call(lock, &k, start_force);
+    return rdl__lock_change(lock, lock->kind->scripts.force, 0, NULL, forced,
+                            NULL);
 }
 
 static int op_info(rdl_lock_t *lock, rdl_owner_t owner, rdl_lock_info_t *out)

@@ -96,24 +96,30 @@ static void send_set_try(rdl__sync *s)
     set_try *t = RDL_CONTAINER_OF(s, set_try, sync);
     rdl_client_t *c = t->locks[0]->c;
     const char *keys[RDL__LOCK_SET_MAX];
-    const char *args[4 + RDL__LOCK_SET_MAX];
-    char lease[24];
+    const char *args[7 + RDL__LOCK_SET_MAX];
+    char lease[24], keep[24];
     size_t i;
     int rc;
 
     for (i = 0; i < t->n; i++) {
         keys[i] = t->locks[i]->key_hold;
-        args[4 + i] = t->locks[i]->channel;
+        args[7 + i] = t->locks[i]->channel;
     }
     snprintf(lease, sizeof(lease), "%lld", (long long)t->lease_ms);
+    snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
+    /* The acquire contract (lock_int.h), for every lock: a one-shot try,
+     * the first lock's channel; then each lock's channel. */
     args[0] = t->owner_str;
     args[1] = lease;
     args[2] = t->reqid;
-    args[3] = rdl__client_publish_cmd(c);
+    args[3] = "";
+    args[4] = rdl__client_publish_cmd(c);
+    args[5] = t->locks[0]->channel;
+    args[6] = keep;
     if (t->unknown == 0)
         t->sent_at = rdl__now_ms();
     rc = rdl__script_run(c, RDL__SCRIPT_LOCK_ACQUIRE_MULTI, (int)t->n, keys,
-                         4 + (int)t->n, args, on_set_try, t);
+                         7 + (int)t->n, args, on_set_try, t);
     if (rc != 0) /* a retry not sent leaves the first outcome unknown */
         rdl__sync_done(s, t->unknown > 0 ? RDL_ECONNLOST : rc);
 }

@@ -1,11 +1,19 @@
-/* Wait queues (the fair lock): while an acquisition waits in a lock's
- * queue, its entry there expires unless renewed, so a waiter that dies
- * drops out of the queue within one queue lease, wherever it stands. The
- * watchdog renews the entries of every waiter of the client in batches,
- * as it renews holds. A waiter that gives up takes its entry out at once. */
+/* Waiting in Redis: the registry of the plain lock and the semaphore
+ * (rdl__registry: a registration lapses by itself unless its waiter tries
+ * again), and renewed queues (the fair lock, waiting writers): while an
+ * acquisition waits in a lock's queue, its entry there expires unless
+ * renewed, so a waiter that dies drops out of the queue within one queue
+ * lease, wherever it stands. The watchdog renews the entries of every
+ * waiter of the client in batches, as it renews holds. A waiter that
+ * gives up takes itself out at once (the kind's leave script). */
 #include <string.h>
 
 #include "lock_int.h"
+
+const rdl__kind_queue rdl__registry = {
+    .targeted = 1,
+    .own_channel = 1,
+};
 
 struct rdl__qentry {
     rdl__wd_hold wd;
@@ -109,14 +117,13 @@ static void on_left(void *data, int status, const redisReply *r,
 static int send_leave(leave_call *k)
 {
     rdl_lock_t *lock = k->lock;
-    const rdl__kind_call *leave = &lock->kind->queue->leave;
-    const char *keys[4];
+    const char *keys[RDL__KIND_KEYS_MAX];
     const char *args[3] = {k->owner, rdl__client_publish_cmd(lock->c),
                            lock->channel};
-    int nkeys = rdl__kind_keys(lock, leave, keys);
+    int nkeys = rdl__kind_keys(lock, keys);
     return rdl__script_run_line(lock->c, rdl__client_acquire_line(lock->c),
-                                leave->script, nkeys, keys, 3, args, on_left,
-                                k);
+                                lock->kind->scripts.leave, nkeys, keys, 3, args,
+                                on_left, k);
 }
 
 void rdl__waitq_stop(rdl__acquire *op)

@@ -4,8 +4,6 @@
  * records waiting writers (with expiries the watchdog keeps pushing back,
  * as for fair-lock waiters), which hold new readers back when writers go
  * first. */
-#include <stdio.h>
-
 #include "lock/lock_int.h"
 
 struct rdl_rwlock_s {
@@ -13,118 +11,28 @@ struct rdl_rwlock_s {
     rdl_lock_t *write;
 };
 
-static const char *side(const rdl__lock_kind *k);
-
-static int send_try(rdl__acquire *op, rdl__reply_fn fn)
-{
-    rdl_lock_t *lock = op->lock;
-    char reqid[64];
-    char lease[24], keep[24], qlease[24];
-    const char *keys[3] = {lock->key_hold, lock->key_fence, lock->key_aux[1]};
-    const char *args[8] = {op->owner_str,
-                           lease,
-                           reqid,
-                           keep,
-                           side(lock->kind),
-                           op->one_try ? "try" : "wait",
-                           qlease,
-                           (lock->flags & RDL_RW_READERS_FIRST) ? "0" : "1"};
-    rdl__acquire_reqid(op, reqid);
-    snprintf(lease, sizeof(lease), "%lld", (long long)op->lease_ms);
-    snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
-    snprintf(qlease, sizeof(qlease), "%lld",
-             (long long)rdl__queue_lease_ms(lock->c));
-    return rdl__script_run_line(lock->c, rdl__client_acquire_line(lock->c),
-                                RDL__SCRIPT_RW_ACQUIRE, 3, keys, 8, args, fn,
-                                op);
-}
-
-/* As the other kinds, plus {-1}: the caller holds the read side and asked
- * for the write side. A waiting writer's position is only "queued". */
-static int parse_try(const redisReply *r, rdl__try *out)
-{
-    long long flag;
-    int rc;
-    if (rdl__int_at(r, 0, &flag) != 0)
-        return RDL_EPROTO;
-    if (flag == -1)
-        return RDL_EDEADLK; /* an upgrade: it would wait on itself */
-    rc = rdl__parse_try(r, out);
-    if (rc == 0 && out->position > 0)
-        out->position = 1; /* a waiting writer: keep its entry alive */
-    return rc;
-}
-
-/* The read-write reply ends with {holders, waiting writers, held}. */
-static int parse_info(const redisReply *r, rdl_lock_info_t *out)
-{
-    long long more[3];
-    int rc = rdl__parse_info(r, 3, more, out);
-    if (rc == 0) {
-        out->holders = (uint32_t)more[0];
-        out->waiters = (uint32_t)more[1];
-        out->holder_count = (uint32_t)more[2];
-    }
-    return rc;
-}
-
-static const rdl__lock_kind read_kind = {
-    .name = RDL__KIND_RW,
-    .label = "read",
-    .send_try = send_try,
-    .parse_try = parse_try,
-    .release = {RDL__SCRIPT_RW_RELEASE,
-                3,
-                {RDL__KEY_HOLD, RDL__KEY_FENCE, RDL__KEY_AUX1}},
-    .force = {RDL__SCRIPT_RW_FORCE_RELEASE, 2, {RDL__KEY_HOLD, RDL__KEY_FENCE}},
-    .info = {RDL__SCRIPT_RW_INFO,
-             3,
-             {RDL__KEY_HOLD, RDL__KEY_FENCE, RDL__KEY_AUX1}},
-    .side = "r",
-    .parse_release = rdl__parse_release,
-    .parse_force = rdl__parse_force,
-    .parse_info = parse_info,
-    .renew_script = RDL__SCRIPT_RW_RENEW,
-    .member_prefix = "r:",
-    .aux_suffix = {NULL, "ww"},
-};
-
 /* Waiting writers: one sorted set of entry expiries, which also orders
- * them (readers wait behind it when writers go first). */
+ * them (readers wait behind it when writers go first). A release names the
+ * writer it wakes. */
 static const rdl__kind_queue writers_queue = {
     .renewed = 1,
-    .targeted = 1, /* a release names the writer it wakes */
     .renew_script = RDL__SCRIPT_RW_TOUCH,
     .entry_key = RDL__KEY_AUX1,
-    .leave = {RDL__SCRIPT_RW_LEAVE, 1, {RDL__KEY_AUX1}},
+    .targeted = 1,
 };
 
-static const rdl__lock_kind write_kind = {
-    .name = RDL__KIND_RW,
-    .label = "write",
-    .send_try = send_try,
-    .parse_try = parse_try,
-    .release = {RDL__SCRIPT_RW_RELEASE,
-                3,
-                {RDL__KEY_HOLD, RDL__KEY_FENCE, RDL__KEY_AUX1}},
-    .force = {RDL__SCRIPT_RW_FORCE_RELEASE, 2, {RDL__KEY_HOLD, RDL__KEY_FENCE}},
-    .info = {RDL__SCRIPT_RW_INFO,
-             3,
-             {RDL__KEY_HOLD, RDL__KEY_FENCE, RDL__KEY_AUX1}},
-    .side = "w",
-    .parse_release = rdl__parse_release,
-    .parse_force = rdl__parse_force,
-    .parse_info = parse_info,
-    .renew_script = RDL__SCRIPT_RW_RENEW,
-    .member_prefix = "w:",
-    .aux_suffix = {NULL, "ww"},
-    .queue = &writers_queue,
-};
-
-static const char *side(const rdl__lock_kind *k)
-{
-    return k == &read_kind ? "r" : "w";
-}
+/* The two views: one kind but for the side, and only writers queue. */
+#define RW_VIEW(label_, side_, queue_)                                         \
+    {                                                                          \
+        .name = RDL__KIND_RW, .label = label_,                                 \
+        .scripts = RDL__KIND_SCRIPTS(RW),                                      \
+        .keys = {RDL__KEY_FENCE, RDL__KEY_AUX1},                               \
+        .args = {RDL__ARG_SIDE, RDL__ARG_WRITERS_FIRST}, .side = side_,        \
+        .parse_try = rdl__parse_try, .aux_suffix = {NULL, "ww"},               \
+        .queue = queue_                                                        \
+    }
+static const rdl__lock_kind read_kind = RW_VIEW("read", "r", NULL);
+static const rdl__lock_kind write_kind = RW_VIEW("write", "w", &writers_queue);
 
 int rdl_rwlock_new_ex(rdl_client_t *c, const char *name, unsigned flags,
                       rdl_rwlock_t **out)

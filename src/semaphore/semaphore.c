@@ -11,67 +11,17 @@
 
 #include "lock/lock_int.h"
 
-static int send_try(rdl__acquire *op, rdl__reply_fn fn)
-{
-    rdl_lock_t *lock = op->lock;
-    char reqid[64];
-    char lease[24], life[24], total[16], keep[24];
-    const char *keys[2] = {lock->key_hold, lock->key_aux[0]};
-    const char *args[8] = {op->owner_str,
-                           lease,
-                           reqid,
-                           op->one_try ? "" : life,
-                           rdl__client_publish_cmd(lock->c),
-                           lock->channel,
-                           total,
-                           keep};
-    rdl__acquire_reqid(op, reqid);
-    snprintf(lease, sizeof(lease), "%lld", (long long)op->lease_ms);
-    snprintf(life, sizeof(life), "%lld",
-             (long long)rdl__waiter_life_ms(lock->c));
-    snprintf(total, sizeof(total), "%u", (unsigned)lock->permits);
-    snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
-    return rdl__script_run_line(lock->c, rdl__client_acquire_line(lock->c),
-                                RDL__SCRIPT_SEM_ACQUIRE, 2, keys, 8, args, fn,
-                                op);
-}
-
-/* {..., used, waiters, permits}: holders counts the permits in use;
- * permits is 0 if no total is stored (the object's is reported). */
-static int parse_info(const redisReply *r, rdl_lock_info_t *out)
-{
-    long long more[3];
-    int rc = rdl__parse_info(r, 3, more, out);
-    if (rc == 0) {
-        out->holders = (uint32_t)more[0];
-        out->holder_count = 0;
-        out->waiters = (uint32_t)more[1];
-        out->permits = (uint32_t)more[2];
-    }
-    return rc;
-}
-
-static const rdl__kind_queue registry = {
-    .leave = {RDL__SCRIPT_SEM_LEAVE, 1, {RDL__KEY_HOLD}},
-    .targeted = 1,
-    .own_channel = 1,
-};
-
+/* Each try sends the object's total, stored if the name has none. */
 static const rdl__lock_kind sem_kind = {
     .name = RDL__KIND_SEM,
     .label = "semaphore",
-    .send_try = send_try,
+    .scripts = RDL__KIND_SCRIPTS(SEM),
+    .keys = {RDL__KEY_AUX0},
+    .args = {RDL__ARG_PERMITS},
     .parse_try = rdl__parse_try, /* position: 1 once registered */
-    .release = {RDL__SCRIPT_SEM_RELEASE, 2, {RDL__KEY_HOLD, RDL__KEY_AUX0}},
-    .force = {RDL__SCRIPT_SEM_FORCE_RELEASE, 2, {RDL__KEY_HOLD, RDL__KEY_AUX0}},
-    .info = {RDL__SCRIPT_SEM_INFO, 2, {RDL__KEY_HOLD, RDL__KEY_AUX0}},
-    .parse_release = rdl__parse_release,
-    .parse_force = rdl__parse_force,
-    .parse_info = parse_info,
-    .renew_script = RDL__SCRIPT_SEM_RENEW,
     .renew_aux0 = 1,
     .aux_suffix = {"x", NULL},
-    .queue = &registry,
+    .queue = &rdl__registry,
 };
 
 static int check_permits(rdl_client_t *c, uint32_t permits)
@@ -101,72 +51,21 @@ int rdl_semaphore_new(rdl_client_t *c, const char *name, uint32_t permits,
 
 /* ---- rdl_semaphore_set_permits: one script call, blocking ------------ */
 
-typedef struct set_call {
-    rdl__sync sync;
-    rdl_lock_t *lock;
-    uint32_t permits;
-    char reqid[64]; /* "" until the first send */
-    uint64_t first_sent;
-    int unknown;        /* unknown outcomes retried so far */
-    int unknown_status; /* the last of them */
-} set_call;
-
-static void on_set(void *data, int status, const redisReply *r,
-                   uint64_t written_ms);
-
-/* ARGV: total, publish command, channel, retention, request id, applied-set
- * window (scripts/sem_set.lua). */
-static void start_set(rdl__sync *s)
+/* The total is stored: the object offers it from now on. */
+static int set_done(rdl_lock_t *lock, const redisReply *r, void *data)
 {
-    set_call *k = RDL_CONTAINER_OF(s, set_call, sync);
-    rdl_lock_t *lock = k->lock;
-    char total[16], keep[24], window[24];
-    const char *keys[2] = {lock->key_hold, lock->key_aux[0]};
-    const char *pub = rdl__client_publish_cmd(lock->c);
-    const char *args[6] = {total, pub, lock->channel, keep, k->reqid, window};
-    int rc;
-    if (k->reqid[0] == '\0') {
-        rdl__client_reqid(lock->c, k->reqid);
-        k->first_sent = rdl__now_ms();
-    }
-    snprintf(total, sizeof(total), "%u", (unsigned)k->permits);
-    snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
-    snprintf(window, sizeof(window), "%lld",
-             (long long)rdl__done_window_ms(lock->c));
-    rc = rdl__script_run(lock->c, RDL__SCRIPT_SEM_SET, 2, keys, 6, args, on_set,
-                         k);
-    if (rc != 0) /* a retry not sent leaves the first outcome unknown */
-        rdl__sync_done(s, k->unknown > 0 ? k->unknown_status : rc);
+    if (r->type != REDIS_REPLY_INTEGER)
+        return RDL_EPROTO;
+    lock->permits = *(const uint32_t *)data;
+    return 0;
 }
 
-static void on_set(void *data, int status, const redisReply *r,
-                   uint64_t written_ms)
-{
-    set_call *k = data;
-    (void)written_ms;
-    if (rdl__outcome_unknown(status) && k->unknown < RDL__UNKNOWN_RETRIES &&
-        rdl__retry_in_window(k->lock->c, k->first_sent)) {
-        /* The same request id: a set that was applied is not applied
-         * again, so a retry never undoes another client's later set. */
-        k->unknown++;
-        k->unknown_status = status;
-        start_set(&k->sync);
-        return;
-    }
-    /* Once an outcome was unknown, only an answer settles it: a retry
-     * that was never written (or cut short by a close) tells nothing. */
-    if (k->unknown > 0 && (status == RDL_ECONNREFUSED || status == RDL_ECLOSED))
-        status = k->unknown_status;
-    if (status == 0 && r->type != REDIS_REPLY_INTEGER)
-        status = RDL_EPROTO;
-    if (status == 0)
-        k->lock->permits = k->permits;
-    rdl__sync_done(&k->sync, status);
-}
-
+/* ARGV: the change contract (src/lock/lock_int.h), then the total and the
+ * retention (scripts/sem_set.lua). */
 int rdl_semaphore_set_permits(rdl_lock_t *sem, uint32_t permits)
 {
-    set_call k;
+    char total[16], keep[24];
+    const char *extra[2] = {total, keep};
     int rc;
     if (sem == NULL)
         return RDL_EINVAL;
@@ -177,9 +76,8 @@ int rdl_semaphore_set_permits(rdl_lock_t *sem, uint32_t permits)
     }
     if ((rc = check_permits(sem->c, permits)) != 0)
         return rc;
-    memset(&k, 0, sizeof(k));
-    k.lock = sem;
-    k.permits = permits;
-    k.sync.start = start_set;
-    return rdl__sync_call(sem->c, &k.sync);
+    snprintf(total, sizeof(total), "%u", (unsigned)permits);
+    snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
+    return rdl__lock_change(sem, RDL__SCRIPT_SEM_SET, 2, extra, set_done,
+                            &permits);
 }

@@ -744,13 +744,13 @@ static void test_batch_script_nil_stays_with_its_call(void **state)
      * scripts), its numbers of keys and of arguments, its arguments. */
     r = rdlt_cmd(s,
                  "EVAL %s 5 %s %s %s %s %s 4 "
-                 "0 1 6 %s %s %s %s %s %s "
+                 "0 1 7 %s %s %s %s %s %s %s "
                  "2 1 1 %s "
                  "3 2 2 %s %s "
-                 "0 1 6 %s %s %s %s %s %s",
+                 "0 1 7 %s %s %s %s %s %s %s",
                  body, "rdl:lock:{n1}", "k", "ka", "kb", "rdl:lock:{n2}", "c:1",
-                 "10000", "r1", "", "publish", "ch", "nil", "x", "y", "c:1",
-                 "10000", "r2", "", "publish", "ch");
+                 "10000", "r1", "", "publish", "ch", "86400000", "nil", "x",
+                 "y", "c:1", "10000", "r2", "", "publish", "ch", "86400000");
     free(body);
     assert_non_null(r);
     if (r->type != REDIS_REPLY_ARRAY || r->elements != 4) {

@@ -65,14 +65,15 @@ static redisReply *run_as(rdlt_server *s, const char *script, const char *name,
     return r;
 }
 
-/* fair_acquire for `owner` with request id `req`: queues it ("wait"). */
+/* fair_acquire for `owner` with request id `req`: queues it (a queue lease
+ * of 3 s; the acquire contract, src/lock/lock_int.h). */
 static redisReply *acquire_as(rdlt_server *s, const char *name,
                               const char *owner, const char *req)
 {
     char argv[256];
     snprintf(argv, sizeof(argv),
-             "10000 %s 86400000 3000 wait publish "
-             "rdl:fair.ch:{%s}",
+             "10000 %s 3000 publish rdl:fair.ch:{%s} "
+             "86400000",
              req, name);
     return run_as(s, "fair_acquire", name, owner, argv);
 }

@@ -32,14 +32,18 @@ static void register_dead(rdlt_server *s, const char *name, const char *owner,
                           int64_t life_ms)
 {
     char *body = rdlt_read_script(RDL_TEST_SCRIPTS_DIR, "lock_acquire");
-    char key[128], life[24];
+    char key[128], channel[128], life[24];
     redisReply *r;
     /* A name with its own hash tag is not wrapped (src/core/keys.c). */
-    snprintf(key, sizeof(key),
-             strchr(name, '{') != NULL ? "rdl:lock:%s" : "rdl:lock:{%s}", name);
+    int tagged = strchr(name, '{') != NULL;
+    snprintf(key, sizeof(key), tagged ? "rdl:lock:%s" : "rdl:lock:{%s}", name);
+    snprintf(channel, sizeof(channel),
+             tagged ? "rdl:lock.ch:%s" : "rdl:lock.ch:{%s}", name);
     snprintf(life, sizeof(life), "%lld", (long long)life_ms);
-    r = rdlt_cmd(s, "EVAL %s 1 %s %s 30000 dead-req %s %b", body, key, owner,
-                 life, "", (size_t)0);
+    /* The acquire contract (src/lock/lock_int.h): owner, lease, request
+     * id, registration lifetime, publish command, channel, retention. */
+    r = rdlt_cmd(s, "EVAL %s 1 %s %s 30000 dead-req %s publish %s 86400000",
+                 body, key, owner, life, channel);
     free(body);
     if (r->type != REDIS_REPLY_ARRAY || r->element[0]->integer != 0 ||
         r->element[2]->integer != 1)

@@ -442,7 +442,8 @@ static void test_races_rw_leave_ignores_dead_writers(void **state)
     /* A dead writer (expired entry) and a live one, who gives up. */
     freeReplyObject(rdlt_cmd(s, "ZADD ww 1 dead-writer"));
     freeReplyObject(rdlt_cmd(s, "ZADD ww 99999999999999 me"));
-    r = rdlt_cmd(s, "EVAL %s 1 ww me publish ch", body);
+    /* KEYS: hold, fence, waiting writers (every rw script's keys). */
+    r = rdlt_cmd(s, "EVAL %s 3 hold fence ww me publish ch", body);
     assert_int_equal(r->type, REDIS_REPLY_INTEGER);
     assert_int_equal(r->integer, 1);
     freeReplyObject(r);

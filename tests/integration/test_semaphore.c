@@ -427,11 +427,12 @@ static void test_semaphore_set_retry_keeps_later_set(void **state)
 static long long set_script(rdlt_server *s, const char *body, const char *id,
                             const char *total)
 {
-    redisReply *r =
-        rdlt_cmd(s,
-                 "EVAL %s 2 rdl:sem:{direct} rdl:sem.x:{direct} %s publish "
-                 "rdl:sem.ch:{direct} 86400000 %s 6000",
-                 body, total, id);
+    /* ARGV: publish command, channel, request id, applied-set window
+     * (every change's), the total, the retention. */
+    redisReply *r = rdlt_cmd(s,
+                             "EVAL %s 2 rdl:sem:{direct} rdl:sem.x:{direct} "
+                             "publish rdl:sem.ch:{direct} %s 6000 %s 86400000",
+                             body, id, total);
     long long v;
     if (r->type != REDIS_REPLY_INTEGER)
         fail_msg("sem_set replied type %d (%s)", r->type,

@@ -221,12 +221,119 @@ static void test_scripts_document_their_interface(void **state)
     }
 }
 
+/* The Lua of a body with its comments blanked (strings kept), malloc'd. */
+static char *code_of(const char *body, size_t len)
+{
+    char *out = malloc(len + 1), quote = 0;
+    size_t i;
+    assert_non_null(out);
+    for (i = 0; i < len; i++) {
+        char c = body[i];
+        if (quote != 0) {
+            if (c == '\\' && i + 1 < len) {
+                out[i] = c;
+                i++;
+                c = body[i];
+            } else if (c == quote) {
+                quote = 0;
+            }
+        } else if (c == '\'' || c == '"') {
+            quote = c;
+        } else if (c == '-' && i + 1 < len && body[i + 1] == '-') {
+            while (i < len && body[i] != '\n')
+                out[i++] = ' ';
+            if (i == len)
+                break;
+            c = '\n';
+        }
+        out[i] = c;
+    }
+    out[len] = '\0';
+    return out;
+}
+
+/* The first call or mention of `name` as a whole word followed by "(",
+ * or NULL. */
+static const char *first_use(const char *code, const char *name)
+{
+    size_t n = strlen(name);
+    const char *p = code;
+    while ((p = strstr(p, name)) != NULL) {
+        int starts = p == code || !(isalnum((unsigned char)p[-1]) ||
+                                    p[-1] == '_' || p[-1] == '.');
+        if (starts && p[n] == '(')
+            return p;
+        p += n;
+    }
+    return NULL;
+}
+
+/* The libraries of a script are pasted in the order of its --@include
+ * lines, and a library's function that another calls must come first:
+ * else the call reads an unset global, and fails only when that path
+ * runs. So in every expanded body (the batch script too) each
+ * `local function NAME(` comes before any call of NAME. */
+static void test_scripts_define_before_use(void **state)
+{
+    int i;
+    (void)state;
+    for (i = 0; i < RDL__SCRIPT_COUNT; i++) {
+        const rdl__script *s = &rdl__scripts[i];
+        char *code = code_of(s->body, s->len);
+        const char *p = code;
+        while ((p = strstr(p, "local function ")) != NULL) {
+            char name[64];
+            size_t n = 0;
+            const char *at;
+            p += strlen("local function ");
+            while (n + 1 < sizeof(name) &&
+                   (isalnum((unsigned char)p[n]) || p[n] == '_')) {
+                name[n] = p[n];
+                n++;
+            }
+            name[n] = '\0';
+            at = first_use(code, name);
+            if (at != p) {
+                free(code);
+                fail_msg("%s.lua: %s is called before it is defined (an "
+                         "--@include out of order?)",
+                         s->name, name);
+            }
+        }
+        free(code);
+    }
+}
+
+/* The server time is read in one place (scripts/lib/clock.lua), once per
+ * run: no body, the batch included, calls TIME anywhere else. */
+static void test_scripts_read_the_clock_in_one_place(void **state)
+{
+    int i;
+    (void)state;
+    for (i = 0; i < RDL__SCRIPT_COUNT; i++) {
+        const rdl__script *s = &rdl__scripts[i];
+        char *code = code_of(s->body, s->len);
+        const char *first = strstr(code, "'TIME'");
+        int twice = first != NULL && strstr(first + 1, "'TIME'") != NULL;
+        int outside =
+            first != NULL && (strstr(code, "function clock_now(") == NULL ||
+                              first < strstr(code, "function "
+                                                   "clock_now("));
+        free(code);
+        if (twice || outside)
+            fail_msg("%s.lua reads TIME outside lib/clock's clock_now()",
+                     s->name);
+    }
+}
+
 static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_scripts_sha1_vectors),
     RDLT_TEST(test_scripts_table_is_complete),
     RDLT_TEST(test_scripts_sha_matches_body),
     RDLT_TEST(test_scripts_match_source_files),
     RDLT_TEST(test_scripts_document_their_interface),
+    RDLT_TEST(test_scripts_define_before_use),
+    RDLT_TEST(test_scripts_read_the_clock_in_one_place),
 };
 
 RDLT_MAIN(tests)
