@@ -161,8 +161,14 @@ int rdl__client_durable_ok(rdl_client_t *c, int64_t timeout_ms)
     return 0;
 }
 
-int rdl__client_check_new(rdl_client_t *c, const char *name, const char *what)
+int rdl__client_check_new(rdl_client_t *c, const char *name, const char *what,
+                          void *out)
 {
+    if (out == NULL)
+        return RDL_EINVAL;
+    *(void **)out = NULL;
+    if (c == NULL)
+        return RDL_EINVAL;
     if (rdl__name_check(name) != 0) {
         if (name != NULL && name[0] == '}' &&
             strnlen(name, RDL__NAME_MAX + 1) <= RDL__NAME_MAX)

@@ -107,10 +107,13 @@ struct rdl_client_s {
     void *event_data;
 };
 
-/* What every named object's constructor checks (any thread): a valid name
- * (keys.h; `what` names the object in the message: "lock", "latch") and a
- * client not closed. 0, RDL_EINVAL or RDL_ECLOSED, with the message set. */
-int rdl__client_check_new(rdl_client_t *c, const char *name, const char *what);
+/* What every named object's constructor checks first (any thread): out
+ * (the address of the caller's object pointer) not NULL, then set to
+ * NULL; a client; a valid name (keys.h; `what` names the object in the
+ * message: "lock", "latch"); a client not closed. 0, RDL_EINVAL or
+ * RDL_ECLOSED, with the message set where there is a client. */
+int rdl__client_check_new(rdl_client_t *c, const char *name, const char *what,
+                          void *out);
 /* A durability timeout that fits the command timeout (a WAIT blocks its
  * connection for up to its timeout; a shorter command timeout would reset
  * the connection under it): 1, else 0 with the message set. */

@@ -8,12 +8,7 @@ int rdl_latch_new(rdl_client_t *c, const char *name, rdl_latch_t **out)
 {
     rdl_latch_t *l;
     int rc;
-    if (out == NULL)
-        return RDL_EINVAL;
-    *out = NULL;
-    if (c == NULL)
-        return RDL_EINVAL;
-    if ((rc = rdl__client_check_new(c, name, "latch")) != 0)
+    if ((rc = rdl__client_check_new(c, name, "latch", out)) != 0)
         return rc;
     l = rdl__calloc(1, sizeof(*l));
     if (l == NULL)

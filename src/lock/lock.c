@@ -27,12 +27,7 @@ int rdl__lock_create(rdl_client_t *c, const char *name,
 {
     rdl_lock_t *lock;
     int i, rc, aux_failed = 0;
-    if (out == NULL)
-        return RDL_EINVAL;
-    *out = NULL;
-    if (c == NULL)
-        return RDL_EINVAL;
-    if ((rc = rdl__client_check_new(c, name, "lock")) != 0)
+    if ((rc = rdl__client_check_new(c, name, "lock", out)) != 0)
         return rc;
     lock = rdl__calloc(1, sizeof(*lock));
     if (lock == NULL)
