@@ -17,6 +17,8 @@ typedef struct durable {
      * that number was last seen (rdl__durable_note_replicas). */
     long long known_replicas;
     uint64_t known_at;
+    unsigned telling; /* confirm_done() is telling requests: not freed */
+    int closed;       /* the connection closed: freed when done telling */
 } durable;
 
 typedef struct confirm {
@@ -46,7 +48,11 @@ static void durable_free(void *data)
     rdl__queue_init(&q);
     rdl__queue_move(&d->flight, &q);
     rdl__queue_move(&d->next, &q);
-    rdl__free(d);
+    /* A request told by confirm_done() may have closed the client, and
+     * with it the connection: confirm_done() frees d once it is done. */
+    d->closed = 1;
+    if (d->telling == 0)
+        rdl__free(d);
     fail_all(&q, RDL_ECLOSED);
 }
 
@@ -81,6 +87,7 @@ static void confirm_done(durable *d, int status, long long acked)
     rdl__queue done;
     rdl__queue_init(&done);
     rdl__queue_move(&d->flight, &done);
+    d->telling++;
     while (!rdl__queue_empty(&done)) {
         confirm *k = RDL_CONTAINER_OF(rdl__queue_head(&done), confirm, node);
         rdl__queue_remove(&k->node);
@@ -90,7 +97,11 @@ static void confirm_done(durable *d, int status, long long acked)
               acked, d->wanted);
         rdl__free(k);
     }
-    if (!rdl__queue_empty(&d->next))
+    if (--d->telling == 0 && d->closed) {
+        rdl__free(d);
+        return;
+    }
+    if (!d->closed && !rdl__queue_empty(&d->next))
         confirm_launch(d);
 }
 
