@@ -298,7 +298,7 @@ typedef struct rdl_lock_entry_s {
                             constructor of its kind); valid during the
                             callback only */
     const char *kind;  /**< "lock" (rdl_lock_new), "fair" (rdl_fairlock_new),
-                            "rw" (rdl_rwlock_new: either view) or
+                            "rwlock" (rdl_rwlock_new: either view) or
                             "semaphore" (rdl_semaphore_new); static storage */
     int64_t server_us; /**< the clock (TIME, microseconds since the epoch)
                             of the server the lock was found on, read just

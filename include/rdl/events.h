@@ -30,8 +30,8 @@ typedef enum rdl_event_kind_e {
 typedef struct rdl_event_s {
     rdl_event_kind_t kind;
     const char *name;      /**< lock name; valid during the callback */
-    const char *lock_kind; /**< "lock", "fair", "read", "write" or
-                                "semaphore" */
+    const char *lock_kind; /**< "lock", "fair", "rwlock:read",
+                                "rwlock:write" or "semaphore" */
     rdl_owner_t owner;
     int64_t wait_ms, held_ms; /**< as the kind says; 0 otherwise */
     uint64_t fencing_token;   /**< the hold's (acquired, released, lost);

@@ -1,12 +1,12 @@
 -- lib/applied: the applied set of a lock, pulled into every script that
 -- ends a hold, and into those that record every request (latch_set,
--- latch_count_down, sem_set), after lib/clock, when the scripts are
+-- latch_count_down, semaphore_set), after lib/clock, when the scripts are
 -- embedded. Not a script of its own.
 --
 -- The applied set (docs/design-notes.md "Request ids") is a set of fields
 -- "d:<...>" of one hash (the plain lock's hash, the other kinds' fence),
 -- each valued "<generation>|<request id>": the request, and the generation
--- in which it was applied (sem_set puts its answer between the two; only
+-- in which it was applied (semaphore_set puts its answer between the two; only
 -- the generation before the first "|" and the "|<request id>" at the end
 -- are read here). The plain lock keeps one field per owner (the owner's
 -- last final release: a retry comes before the owner's next request), so

@@ -12,13 +12,18 @@
 #define RDL__PREFIX_MAX 64
 
 /* The kind segments of the keys, one per kind of object: the layout's
- * <kind>. Keys of one kind share a segment whatever view opens them (both
- * sides of a read-write lock use RDL__KIND_RW). rdl__key_parse() and the
- * listing (list.c) read them back, so they are written here only. */
+ * <kind>, named for the kind (lock, fair, rwlock, semaphore, latch). Keys
+ * of one kind share a segment whatever view opens them (both sides of a
+ * read-write lock use RDL__KIND_RWLOCK). The read-write lock and the
+ * semaphore store theirs in the short form ("rw", "sem") that every
+ * release has used: a lock's keys are its identity across releases, and
+ * clients of two releases running side by side (a rolling upgrade) must
+ * lock the same keys (docs/design.md#key-layout). rdl__key_parse() and
+ * the listing (list.c) read them back, so they are written here only. */
 #define RDL__KIND_LOCK "lock"
 #define RDL__KIND_FAIR "fair"
-#define RDL__KIND_RW "rw"
-#define RDL__KIND_SEM "sem"
+#define RDL__KIND_RWLOCK "rw"
+#define RDL__KIND_SEMAPHORE "sem"
 #define RDL__KIND_LATCH "latch"
 /* The suffix of the key that keeps a lock's last fencing token when its
  * hold key does not (the read-write lock's; lock.c builds it for every

@@ -231,9 +231,9 @@ static const char *lock_kind(const rdl__key_parts *p)
     } marks[] = {
         {RDL__KIND_LOCK, NULL, "lock"},
         {RDL__KIND_FAIR, NULL, "fair"},
-        {RDL__KIND_RW, NULL, "rw"},
-        {RDL__KIND_RW, RDL__SUFFIX_FENCE, "rw"},
-        {RDL__KIND_SEM, NULL, "semaphore"},
+        {RDL__KIND_RWLOCK, NULL, "rwlock"},
+        {RDL__KIND_RWLOCK, RDL__SUFFIX_FENCE, "rwlock"},
+        {RDL__KIND_SEMAPHORE, NULL, "semaphore"},
     };
     size_t i;
     for (i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {

@@ -126,7 +126,7 @@ int rdl__hold_granted(rdl_lock_t *lock, rdl_owner_t owner, uint64_t token,
         rec->owner = owner;
         char os[64];
         rdl__client_owner(c, owner, os);
-        /* "<side>:<owner>" for a kind with sides (scripts/rw_renew.lua). */
+        /* "<side>:<owner>" for a kind with sides (scripts/rwlock_renew.lua). */
         if (lock->kind->side != NULL)
             snprintf(rec->member, sizeof(rec->member), "%s:%s",
                      lock->kind->side, os);

@@ -72,7 +72,8 @@ enum rdl__arg_role {
 #define RDL__KIND_ARGS_MAX 2
 
 /* The scripts of a kind: scripts/<kind>_<op>.lua, named by the kind's
- * RDL__SCRIPT_ prefix (LOCK, FAIR, RW, SEM): RDL__KIND_SCRIPTS(FAIR). */
+ * RDL__SCRIPT_ prefix (LOCK, FAIR, RWLOCK, SEMAPHORE): RDL__KIND_SCRIPTS(FAIR).
+ */
 typedef struct rdl__kind_scripts {
     int acquire, release, force, info, renew, leave;
 } rdl__kind_scripts;
@@ -91,7 +92,7 @@ typedef struct rdl__kind_queue {
                          (the fair lock's queue, waiting writers: waitq.c);
                          else (a registry) a registration lasts
                          rdl__waiter_life_ms() from the try */
-    int renew_script; /* keeps entries alive (fair_touch, rw_touch) */
+    int renew_script; /* keeps entries alive (fair_touch, rwlock_touch) */
     int entry_key;    /* enum rdl__key_role: the key that holds an entry,
                          the one the renewal script takes */
     int targeted;     /* hand-offs name the waiter they are for */
@@ -111,7 +112,7 @@ extern const rdl__kind_queue rdl__registry;
  * builds every call from it (ARGV: the top of this file). */
 typedef struct rdl__lock_kind {
     const char *name;  /* key segment, e.g. "lock" */
-    const char *label; /* rdl_event_t.lock_kind: "lock", "read", ... */
+    const char *label; /* rdl_event_t.lock_kind: "lock", "rwlock:read", ... */
     rdl__kind_scripts scripts;
     /* The keys every script takes after the hold key, ended by
      * RDL__KEY_HOLD (none: the hold key alone). */

@@ -1,5 +1,5 @@
 /* The read-write lock: two views of one name, each an ordinary lock kind
- * (scripts/rw_*.lua). Both views build the same keys (kind name "rw"), so
+ * (scripts/rwlock_*.lua). Both views build the same keys (kind name "rw"), so
  * the scripts see readers and the writer in one hash; the write view also
  * records waiting writers (with expiries the watchdog keeps pushing back,
  * as for fair-lock waiters), which hold new readers back when writers go
@@ -16,7 +16,7 @@ struct rdl_rwlock_s {
  * writer it wakes. */
 static const rdl__kind_queue writers_queue = {
     .renewed = 1,
-    .renew_script = RDL__SCRIPT_RW_TOUCH,
+    .renew_script = RDL__SCRIPT_RWLOCK_TOUCH,
     .entry_key = RDL__KEY_AUX1,
     .targeted = 1,
 };
@@ -24,15 +24,16 @@ static const rdl__kind_queue writers_queue = {
 /* The two views: one kind but for the side, and only writers queue. */
 #define RW_VIEW(label_, side_, queue_)                                         \
     {                                                                          \
-        .name = RDL__KIND_RW, .label = label_,                                 \
-        .scripts = RDL__KIND_SCRIPTS(RW),                                      \
+        .name = RDL__KIND_RWLOCK, .label = label_,                             \
+        .scripts = RDL__KIND_SCRIPTS(RWLOCK),                                  \
         .keys = {RDL__KEY_FENCE, RDL__KEY_AUX1},                               \
         .args = {RDL__ARG_SIDE, RDL__ARG_WRITERS_FIRST}, .side = side_,        \
         .parse_try = rdl__parse_try, .aux_suffix = {NULL, "ww"},               \
         .queue = queue_                                                        \
     }
-static const rdl__lock_kind read_kind = RW_VIEW("read", "r", NULL);
-static const rdl__lock_kind write_kind = RW_VIEW("write", "w", &writers_queue);
+static const rdl__lock_kind read_kind = RW_VIEW("rwlock:read", "r", NULL);
+static const rdl__lock_kind write_kind =
+    RW_VIEW("rwlock:write", "w", &writers_queue);
 
 int rdl_rwlock_new_ex(rdl_client_t *c, const char *name, unsigned flags,
                       rdl_rwlock_t **out)

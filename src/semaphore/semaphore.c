@@ -1,5 +1,5 @@
 /* The semaphore: a lock kind whose holders each take permits of a total
- * stored in Redis (scripts/sem_*.lua, scripts/lib/sem.lua). One hash per
+ * stored in Redis (scripts/semaphore_*.lua, scripts/lib/semaphore.lua). One hash per
  * name holds the total, the permits in use, each holder's permits, token
  * and last request, the waiter registry and the applied set; a sorted set
  * beside it holds each holder's lease expiry, so holders whose lease
@@ -13,9 +13,9 @@
 
 /* Each try sends the object's total, stored if the name has none. */
 static const rdl__lock_kind sem_kind = {
-    .name = RDL__KIND_SEM,
+    .name = RDL__KIND_SEMAPHORE,
     .label = "semaphore",
-    .scripts = RDL__KIND_SCRIPTS(SEM),
+    .scripts = RDL__KIND_SCRIPTS(SEMAPHORE),
     .keys = {RDL__KEY_AUX0},
     .args = {RDL__ARG_PERMITS},
     .parse_try = rdl__parse_try, /* position: 1 once registered */
@@ -61,7 +61,7 @@ static int set_done(rdl_lock_t *lock, const redisReply *r, void *data)
 }
 
 /* ARGV: the change contract (src/lock/lock_int.h), then the total and the
- * retention (scripts/sem_set.lua). */
+ * retention (scripts/semaphore_set.lua). */
 int rdl_semaphore_set_permits(rdl_lock_t *sem, uint32_t permits)
 {
     char total[16], keep[24];
@@ -78,6 +78,6 @@ int rdl_semaphore_set_permits(rdl_lock_t *sem, uint32_t permits)
         return rc;
     snprintf(total, sizeof(total), "%u", (unsigned)permits);
     snprintf(keep, sizeof(keep), "%d", RDL__FENCE_RETENTION_MS);
-    return rdl__lock_change(sem, RDL__SCRIPT_SEM_SET, 2, extra, set_done,
+    return rdl__lock_change(sem, RDL__SCRIPT_SEMAPHORE_SET, 2, extra, set_done,
                             &permits);
 }

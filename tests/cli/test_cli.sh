@@ -290,17 +290,24 @@ tokens)
     done
     ;;
 kinds)
-    # Every kind runs; readers share, a writer waits for them.
-    for k in lock fair read write; do
+    # Every kind runs; readers share, a writer waits for them. The views
+    # of a read-write lock keep their earlier names, read and write, too.
+    for k in lock fair rwlock:read rwlock:write read write; do
         expect_code 0 "$rdl" run --kind "$k" kinds-$k -- true
     done
-    "$rdl" run --kind read rw -- sleep 2 &
+    "$rdl" run --kind rwlock:read rw -- sleep 2 &
     pids+=($!)
-    wait_locked rw read
+    wait_locked rw rwlock:read
     expect_code 0 "$rdl" run --kind read --wait 0 rw -- true
+    expect_code 75 "$rdl" run --kind rwlock:write --wait 0 rw -- true
     expect_code 75 "$rdl" run --kind write --wait 0 rw -- true
-    expect_code 0 "$rdl" info --kind write --json rw
+    expect_code 0 "$rdl" info --kind rwlock:write --json rw
     grep '"holders":1' "$tmp/out" >/dev/null || fail "info: $(cat "$tmp/out")"
+    grep '"kind":"rwlock:write"' "$tmp/out" >/dev/null ||
+        fail "info kind: $(cat "$tmp/out")"
+    expect_code 0 "$rdl" info --kind write rw
+    grep -E '^kind: +rwlock:write$' "$tmp/out" >/dev/null ||
+        fail "info names the view: $(cat "$tmp/out")"
     ;;
 semaphore)
     # At most N holders across processes: two hold, a third is refused;
@@ -432,7 +439,7 @@ ls)
         >/dev/null || fail "deploy: $(row deploy)"
     row nightly | grep -E '^nightly lock 0 - 0 [0-9]+ -$' >/dev/null ||
         fail "nightly: $(row nightly)"
-    row catalogue | grep -E '^catalogue rw 1 [0-9.]+s 0 [0-9]+ -$' \
+    row catalogue | grep -E '^catalogue rwlock 1 [0-9.]+s 0 [0-9]+ -$' \
         >/dev/null || fail "catalogue: $(row catalogue)"
     row encode | grep -E '^encode semaphore 2/2 [0-9.]+s 0 [0-9]+ -$' \
         >/dev/null || fail "encode: $(row encode)"
@@ -456,7 +463,7 @@ ls)
     [ "$(wc -l <"$tmp/out")" -eq 1 ] || fail "--json: $(cat "$tmp/out")"
     json_check '[r["name"] for r in j] == ["catalogue", "deploy", "encode", "nightly"]'
     json_check 'all(set(r) == {"name", "kind", "locked", "holders", "permits", "ttl_ms", "hold_count", "fencing_token", "waiters", "age_ms"} for r in j)'
-    json_check '[r["kind"] for r in j] == ["rw", "lock", "semaphore", "lock"]'
+    json_check '[r["kind"] for r in j] == ["rwlock", "lock", "semaphore", "lock"]'
     json_check 'j[1]["locked"] and j[1]["holders"] == 1 and j[1]["waiters"] == 1 and 0 <= j[1]["age_ms"] < 60000 and j[1]["ttl_ms"] > 0'
     json_check 'j[2]["holders"] == 2 and j[2]["permits"] == 2 and j[2]["age_ms"] is None'
     json_check 'not j[3]["locked"] and j[3]["ttl_ms"] == -2 and j[3]["fencing_token"] > 0 and j[3]["age_ms"] is None'

@@ -72,7 +72,7 @@ tree)
     [ -s "$tmp/out/scripts/batch.lua" ] || fail "no batch.lua"
     ;;
 lib_reads_keys)
-    # As lib/sem.lua read the semaphore's keys.
+    # As lib/semaphore.lua read the semaphore's keys.
     cat >"$tmp/scripts/lib/reader.lua" <<'LUA'
 -- lib/reader
 local function lib_value(key)

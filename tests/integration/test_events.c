@@ -133,9 +133,9 @@ static void test_events_every_kind(void **state)
     rdlt_assert_ok(rdl_lock_acquire_as(rdl_rwlock_write(rw), A, 0, 10000));
     expect(s, 0, RDL_EVENT_ACQUIRED, "f", "fair", A);
     expect(s, 1, RDL_EVENT_ACQUIRED, "s", "semaphore", A);
-    expect(s, 2, RDL_EVENT_ACQUIRED, "rw", "read", A);
-    expect(s, 3, RDL_EVENT_RELEASED, "rw", "read", A);
-    expect(s, 4, RDL_EVENT_ACQUIRED, "rw", "write", A);
+    expect(s, 2, RDL_EVENT_ACQUIRED, "rw", "rwlock:read", A);
+    expect(s, 3, RDL_EVENT_RELEASED, "rw", "rwlock:read", A);
+    expect(s, 4, RDL_EVENT_ACQUIRED, "rw", "rwlock:write", A);
     rdl_rwlock_free(rw);
 }
 

@@ -188,8 +188,8 @@ static void test_list_every_kind_once(void **state)
     assert_true(rdlt_count_keys(s, "rdl:rw.fence:*") == 2);
 
     l = list(c, NULL);
-    expect_listing(l, "fair/fair freed/lock held/lock reading/rw "
-                      "rwfree/rw sem/semaphore");
+    expect_listing(l, "fair/fair freed/lock held/lock reading/rwlock "
+                      "rwfree/rwlock sem/semaphore");
     for (i = 0; i < l->n; i++)
         rdlt_assert_between(l->server_us[i], before - 5000000,
                             wall_us() + 5000000);

@@ -428,7 +428,7 @@ static void test_races_rw_last_live_reader_wakes_writer(void **state)
 static void test_races_rw_leave_ignores_dead_writers(void **state)
 {
     rdlt_server *s = rdlt_server_start();
-    char *body = rdlt_read_script(RDL_TEST_SCRIPTS_DIR, "rw_leave");
+    char *body = rdlt_read_script(RDL_TEST_SCRIPTS_DIR, "rwlock_leave");
     redisContext *sub;
     redisReply *r;
     struct timeval tv = {3, 0};

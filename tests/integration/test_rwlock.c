@@ -1,4 +1,4 @@
-/* The read-write lock (src/rwlock, scripts/rw_*.lua): shared readers, an
+/* The read-write lock (src/rwlock, scripts/rwlock_*.lua): shared readers, an
  * exclusive writer, writers first, downgrade, no upgrade, per-reader
  * expiry, watchdog on both sides. */
 #include <signal.h>

@@ -1,4 +1,4 @@
-/* The semaphore (src/semaphore, scripts/sem_*.lua): never more holders
+/* The semaphore (src/semaphore, scripts/semaphore_*.lua): never more holders
  * than the total in force, per-owner leases (a crashed holder's permits
  * come back), the watchdog, a stored total, one wake-up per freed permit,
  * idempotent retries, the MultiLock, and bad input. */
@@ -422,7 +422,7 @@ static void test_semaphore_set_retry_keeps_later_set(void **state)
     assert_int_equal(rdlt_info(ld, A).permits, 7);
 }
 
-/* Runs sem_set.lua on the semaphore "direct" as request `id`: its
+/* Runs semaphore_set.lua on the semaphore "direct" as request `id`: its
  * reply. */
 static long long set_script(rdlt_server *s, const char *body, const char *id,
                             const char *total)
@@ -435,7 +435,7 @@ static long long set_script(rdlt_server *s, const char *body, const char *id,
                              body, id, total);
     long long v;
     if (r->type != REDIS_REPLY_INTEGER)
-        fail_msg("sem_set replied type %d (%s)", r->type,
+        fail_msg("semaphore_set replied type %d (%s)", r->type,
                  r->type == REDIS_REPLY_ERROR ? r->str : "");
     v = r->integer;
     freeReplyObject(r);
@@ -448,7 +448,7 @@ static void test_semaphore_set_retry_answers_as_first(void **state)
 {
     rdlt_server *s = rdlt_server_start();
     rdl_lock_t *l = sem(rdlt_client(s), "direct", 1);
-    char *body = rdlt_read_script(RDL_TEST_SCRIPTS_DIR, "sem_set");
+    char *body = rdlt_read_script(RDL_TEST_SCRIPTS_DIR, "semaphore_set");
     (void)state;
 
     assert_int_equal(set_script(s, body, "req-a", "4"), 0);

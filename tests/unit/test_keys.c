@@ -484,8 +484,8 @@ static int parse_bad;
 
 static void check_parse(const char *name, size_t len)
 {
-    static const char *const kinds[] = {RDL__KIND_LOCK, RDL__KIND_RW,
-                                        RDL__KIND_SEM};
+    static const char *const kinds[] = {RDL__KIND_LOCK, RDL__KIND_RWLOCK,
+                                        RDL__KIND_SEMAPHORE};
     static const char *const suffixes[] = {NULL, RDL__SUFFIX_FENCE, "x"};
     size_t k, i, off, n;
     /* A name without a tag comes back as it is (it was wrapped); one with

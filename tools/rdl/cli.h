@@ -44,7 +44,8 @@ int cli_duration(const char *s, const char *word, int64_t word_value,
  * message on failure. */
 rdl_client_t *cli_connect(const cli *g, int64_t watchdog_ms);
 
-/* A lock of a kind: "lock", "fair", "read", "write" or "semaphore" (with
+/* A lock of a kind: "lock", "fair", "rwlock:read", "rwlock:write" (or their
+ * old names "read", "write") or "semaphore" (with
  * `permits`, its total if Redis has none; ignored by the other kinds).
  * Returns 0 and the lock (free it with cli_lock_free), 1 for an unknown
  * kind (nothing printed), or an rdl error code. */
@@ -55,8 +56,11 @@ typedef struct cli_lock {
 int cli_lock_open(rdl_client_t *c, const char *kind, const char *name,
                   uint32_t permits, cli_lock *out);
 void cli_lock_free(cli_lock *l);
-/* "lock|fair|read|write|semaphore", for messages. */
+/* "lock|fair|rwlock:read|rwlock:write|semaphore", for messages. */
 extern const char *const cli_kinds;
+/* The kind's name: the old names of the read-write lock's views ("read",
+ * "write") as "rwlock:read" and "rwlock:write"; any other as given. */
+const char *cli_kind_name(const char *kind);
 
 /* Parses --permits N: 1..RDL_SEMAPHORE_MAX_PERMITS. 0 or -1. */
 int cli_permits(const char *s, uint32_t *out);

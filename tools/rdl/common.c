@@ -152,7 +152,18 @@ void cli_json_string(const char *s)
     putchar('"');
 }
 
-const char *const cli_kinds = "lock|fair|read|write|semaphore";
+const char *const cli_kinds = "lock|fair|rwlock:read|rwlock:write|semaphore";
+
+const char *cli_kind_name(const char *kind)
+{
+    /* The names of the read-write lock's views before they were named
+     * for their kind; still taken. */
+    if (strcmp(kind, "read") == 0)
+        return "rwlock:read";
+    if (strcmp(kind, "write") == 0)
+        return "rwlock:write";
+    return kind;
+}
 
 int cli_permits(const char *s, uint32_t *out)
 {
@@ -172,18 +183,19 @@ int cli_lock_open(rdl_client_t *c, const char *kind, const char *name,
 {
     int rc;
     memset(out, 0, sizeof(*out));
+    kind = cli_kind_name(kind);
     if (strcmp(kind, "lock") == 0)
         return rdl_lock_new(c, name, &out->lock);
     if (strcmp(kind, "fair") == 0)
         return rdl_fairlock_new(c, name, &out->lock);
     if (strcmp(kind, "semaphore") == 0)
         return rdl_semaphore_new(c, name, permits, &out->lock);
-    if (strcmp(kind, "read") != 0 && strcmp(kind, "write") != 0)
+    if (strcmp(kind, "rwlock:read") != 0 && strcmp(kind, "rwlock:write") != 0)
         return 1;
     if ((rc = rdl_rwlock_new(c, name, &out->rw)) != 0)
         return rc;
-    out->lock =
-        kind[0] == 'r' ? rdl_rwlock_read(out->rw) : rdl_rwlock_write(out->rw);
+    out->lock = strcmp(kind, "rwlock:read") == 0 ? rdl_rwlock_read(out->rw)
+                                                 : rdl_rwlock_write(out->rw);
     return 0;
 }
 

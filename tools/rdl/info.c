@@ -8,7 +8,8 @@
 void cli_usage_info(FILE *f)
 {
     fputs("usage: rdl [GLOBAL OPTIONS] info\n"
-          "           [--kind lock|fair|read|write|semaphore] [--json] NAME\n"
+          "           [--kind lock|fair|rwlock:read|rwlock:write|semaphore] "
+          "[--json] NAME\n"
           "\n"
           "Shows whether NAME is held, by how many owners, the holder's hold\n"
           "count, for how long the lease runs, the latest fencing token and\n"
@@ -43,7 +44,7 @@ int cli_info(const cli *g, int argc, char **argv)
         printf("{\"name\":");
         cli_json_string(name);
         printf(",\"kind\":");
-        cli_json_string(kind);
+        cli_json_string(cli_kind_name(kind));
         printf(",\"locked\":%s,\"holders\":%u,\"ttl_ms\":%lld,"
                "\"hold_count\":%u,\"fencing_token\":%llu,\"waiters\":%u,"
                "\"permits\":%u}\n",
@@ -53,7 +54,7 @@ int cli_info(const cli *g, int argc, char **argv)
                info.permits);
     } else {
         printf("name:          %s\n", name);
-        printf("kind:          %s\n", kind);
+        printf("kind:          %s\n", cli_kind_name(kind));
         printf("locked:        %s\n", info.locked ? "yes" : "no");
         if (strcmp(kind, "semaphore") == 0)
             printf("permits:       %u in use of %u\n", info.holders,
@@ -62,9 +63,8 @@ int cli_info(const cli *g, int argc, char **argv)
             printf("holders:       %u\n", info.holders);
         if (info.holder_count > 0)
             printf("hold count:    %u (the %s's)\n", info.holder_count,
-                   strcmp(kind, "read") == 0 || strcmp(kind, "write") == 0
-                       ? "writer"
-                       : "holder");
+                   strncmp(cli_kind_name(kind), "rwlock:", 7) == 0 ? "writer"
+                                                                   : "holder");
         if (info.locked)
             printf("ttl:           %lld ms\n", (long long)info.ttl_ms);
         printf("fencing token: %llu (latest issued)\n",

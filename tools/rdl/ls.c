@@ -2,7 +2,7 @@
  *
  * The names come from rdl_client_list_locks(), which scans every master
  * of the deployment; each lock's state then comes from rdl_lock_info(),
- * as for rdl info. A read-write lock is listed as "rw" and read through
+ * as for rdl info. A read-write lock is listed as "rwlock" and read through
  * its write view, which reports readers and writer together.
  *
  * The age of a hold: every kind mints a hold's fencing token as
@@ -42,7 +42,7 @@ static const struct {
 } kinds[] = {
     {"lock", "lock"},
     {"fair", "fair"},
-    {"rw", "write"},
+    {"rwlock", "rwlock:write"},
     {"semaphore", "semaphore"},
 };
 
@@ -80,8 +80,8 @@ void cli_usage_ls(FILE *f)
           "  --sort S   name (default), or waiters: most waiters first, then\n"
           "             held before free, then the oldest hold\n"
           "\n"
-          "On a Redis Cluster every master is scanned. rdl info --kind write\n"
-          "NAME shows an rw lock.\n",
+          "On a Redis Cluster every master is scanned. rdl info --kind\n"
+          "rwlock:write NAME shows an rwlock.\n",
           f);
 }
 

@@ -8,7 +8,8 @@
 void cli_usage_release(FILE *f)
 {
     fputs("usage: rdl [GLOBAL OPTIONS] release\n"
-          "           [--kind lock|fair|read|write|semaphore] --force NAME\n"
+          "           [--kind lock|fair|rwlock:read|rwlock:write|semaphore] "
+          "--force NAME\n"
           "\n"
           "Frees NAME whoever holds it, and says what it freed. Its holders\n"
           "are not told until they renew or release (an 'rdl run' holding it\n"

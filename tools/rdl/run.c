@@ -47,7 +47,8 @@ void cli_usage_run(FILE *f)
 {
     fputs(
         "usage: rdl [GLOBAL OPTIONS] run\n"
-        "           [--kind lock|fair|read|write|semaphore] [--permits N]\n"
+        "           [--kind lock|fair|rwlock:read|rwlock:write|semaphore] "
+        "[--permits N]\n"
         "           [--wait MS|forever] [--lease MS|auto]\n"
         "           [--on-lost term|kill|ignore] NAME -- CMD [ARGS...]\n"
         "\n"

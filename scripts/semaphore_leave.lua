@@ -1,4 +1,4 @@
--- sem_leave: a waiter that gave up (its budget ran out, it was cancelled)
+-- semaphore_leave: a waiter that gave up (its budget ran out, it was cancelled)
 -- leaves the registry of a semaphore.
 --
 -- KEYS[1..2] hash and expiries, as in lib/sem (the keys of every sem

@@ -1,8 +1,8 @@
--- rw_leave: takes a writer that gave up out of the waiting writers, and
+-- rwlock_leave: takes a writer that gave up out of the waiting writers, and
 -- wakes every waiter if that lets readers in; else it names the next live
 -- writer, in case the wake-up of a free lock was meant for this one.
 --
--- KEYS[1..3] hold, fence, waiting writers, as in rw_acquire (the keys of
+-- KEYS[1..3] hold, fence, waiting writers, as in rwlock_acquire (the keys of
 --          every rw script; only the waiting writers are read here)
 -- ARGV[1]  owner string
 -- ARGV[2]  publish command: "publish" or "spublish"

@@ -1,6 +1,6 @@
--- rw_info: the state of a read-write lock and of one owner on one side.
+-- rwlock_info: the state of a read-write lock and of one owner on one side.
 --
--- KEYS[1..3] hold, fence, waiting writers, as in rw_acquire
+-- KEYS[1..3] hold, fence, waiting writers, as in rwlock_acquire
 -- ARGV[1]  owner string
 -- ARGV[2]  "r" or "w": the side asked about
 --

@@ -1,4 +1,4 @@
--- sem_renew: the watchdog's batched lease renewal of semaphore holders.
+-- semaphore_renew: the watchdog's batched lease renewal of semaphore holders.
 --
 -- KEYS[2i-1], KEYS[2i]  hash and expiries of the i-th hold (lib/sem)
 -- ARGV[1]    lease in ms (the client's watchdog lease)

@@ -1,6 +1,6 @@
--- rw_release: releases one level of the read or the write side.
+-- rwlock_release: releases one level of the read or the write side.
 --
--- KEYS[1..3] hold, fence, waiting writers, as in rw_acquire; the fence
+-- KEYS[1..3] hold, fence, waiting writers, as in rwlock_acquire; the fence
 --          also holds the applied set, as in lock_release
 -- ARGV[1]  owner string
 -- ARGV[2]  request id; a retry sends the same id

@@ -19,7 +19,7 @@
 -- Drops the holders whose lease ended, fixing the permits in use (u).
 -- Returns how many permits that freed. One read when nobody expired;
 -- O(log n) per holder dropped.
-local function sem_purge(hash, zset, now)
+local function semaphore_purge(hash, zset, now)
     local dead = redis.call('ZRANGEBYSCORE', zset, '-inf', now)
     if #dead == 0 then
         return 0
@@ -45,7 +45,7 @@ end
 
 -- Milliseconds until the earliest holder's lease ends (at least 1), or
 -- -1 if nobody holds.
-local function sem_first_expiry(zset, now)
+local function semaphore_first_expiry(zset, now)
     local first = redis.call('ZRANGE', zset, 0, 0, 'WITHSCORES')
     if #first == 0 then
         return -1
@@ -56,7 +56,7 @@ end
 -- Wakes up to n registered waiters (one message each, naming it), taking
 -- them from the front of the registry of `hash` (qh, qt: as read by the
 -- caller).
-local function sem_wake(hash, n, qh, qt, pubcmd, channel)
+local function semaphore_wake(hash, n, qh, qt, pubcmd, channel)
     if n <= 0 or not waiters_maybe(qh, qt) then
         return
     end

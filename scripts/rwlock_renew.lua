@@ -1,6 +1,6 @@
--- rw_renew: the watchdog's batched renewal of read-write holds.
+-- rwlock_renew: the watchdog's batched renewal of read-write holds.
 --
--- KEYS[i]    hold hash of the i-th hold (rw_acquire)
+-- KEYS[i]    hold hash of the i-th hold (rwlock_acquire)
 -- ARGV[1]    lease in ms
 -- ARGV[1+i]  "r:<owner>" or "w:<owner>": the side and owner of hold i
 --

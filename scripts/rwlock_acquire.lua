@@ -1,4 +1,4 @@
--- rw_acquire: one try to take or re-enter the read or the write side of a
+-- rwlock_acquire: one try to take or re-enter the read or the write side of a
 -- read-write lock.
 --
 -- KEYS[1]  hold   hash: w = writer owner, wn = its count, wt = its token,
@@ -124,7 +124,7 @@ if side == 'r' then
     -- does too when writers go first (the caller's own write hold does
     -- not: that is the downgrade).
     -- A reader that waits flags it in the fence, so that the release
-    -- that lets readers in wakes them all (lib: rw_release).
+    -- that lets readers in wakes them all (lib: rwlock_release).
     local function reader_waits()
         if ARGV[4] ~= '' then
             redis.call('HSET', KEYS[2], 'rw', '1')
@@ -170,7 +170,7 @@ if h[1] or readers() > 0 then
     local waiting = 0
     if ARGV[4] ~= '' then
         redis.call('ZADD', KEYS[3], now + tonumber(ARGV[4]), me)
-        -- The set lives as long as its youngest entry (see rw_touch).
+        -- The set lives as long as its youngest entry (see rwlock_touch).
         keep_ttl(KEYS[3], tonumber(ARGV[4]))
         waiting = 1
     end

@@ -1,8 +1,8 @@
--- rw_force_release: frees a read-write lock, readers and writer alike.
+-- rwlock_force_release: frees a read-write lock, readers and writer alike.
 --
--- KEYS[1]  hold, as in rw_acquire
--- KEYS[2]  fence, as in rw_acquire (its applied set)
--- KEYS[3]  waiting writers, as in rw_acquire (not read here)
+-- KEYS[1]  hold, as in rwlock_acquire
+-- KEYS[2]  fence, as in rwlock_acquire (its applied set)
+-- KEYS[3]  waiting writers, as in rwlock_acquire (not read here)
 -- ARGV[1]  publish command: "publish" or "spublish"
 -- ARGV[2]  channel of the lock
 -- ARGV[3]  request id; a retry sends the same id

@@ -1,4 +1,4 @@
--- sem_release: returns one of an owner's permits.
+-- semaphore_release: returns one of an owner's permits.
 --
 -- KEYS[1..2] hash and expiries, as in lib/sem
 -- ARGV[1..7] as in lock_release (the same for every kind: owner, request
@@ -16,16 +16,16 @@
 --@include applied
 --@include release
 --@include waiters
---@include sem
+--@include semaphore
 local me = ARGV[1]
 local now = clock_now()
-local freed = sem_purge(KEYS[1], KEYS[2], now)
+local freed = semaphore_purge(KEYS[1], KEYS[2], now)
 local h = redis.call('HMGET', KEYS[1], 'c:' .. me, 'r:' .. me, 'P', 'dn', 'dp',
     'g', 'gs', 'd:' .. me, 'u', 'qh', 'qt')
 local total, used = tonumber(h[3] or '0'), tonumber(h[9] or '0')
 
 if not h[1] then
-    sem_wake(KEYS[1], math.min(freed, total - used), h[10], h[11], ARGV[3],
+    semaphore_wake(KEYS[1], math.min(freed, total - used), h[10], h[11], ARGV[3],
         ARGV[4])
 end
 local r = release_check(h[1], h[1], h[2], h[8], ARGV[2], ARGV[7])
@@ -46,6 +46,6 @@ end
 -- The hash keeps the total and the last token for the retention; the
 -- sorted set is kept by the holders it still lists.
 keep_ttl(KEYS[1], tonumber(ARGV[5]), 2 * tonumber(ARGV[5]))
-sem_wake(KEYS[1], math.min(freed + 1, total - used), h[10], h[11], ARGV[3],
+semaphore_wake(KEYS[1], math.min(freed + 1, total - used), h[10], h[11], ARGV[3],
     ARGV[4])
 return {1, n}

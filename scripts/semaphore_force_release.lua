@@ -1,4 +1,4 @@
--- sem_force_release: frees every permit, whoever holds them.
+-- semaphore_force_release: frees every permit, whoever holds them.
 --
 -- KEYS[1..2] hash and expiries, as in lib/sem
 -- ARGV[1..4] as in lock_force_release (publish command, channel, request
@@ -14,13 +14,13 @@
 --@include applied
 --@include force
 --@include waiters
---@include sem
+--@include semaphore
 local now = clock_now()
 local first = force_replay(KEYS[1], ARGV[3])
 if first then
     return first
 end
-sem_purge(KEYS[1], KEYS[2], now)
+semaphore_purge(KEYS[1], KEYS[2], now)
 local holders = redis.call('ZRANGE', KEYS[2], 0, -1)
 if #holders == 0 then
     return force_done(KEYS[1], ARGV[3], 0, tonumber(ARGV[4]))
@@ -38,5 +38,5 @@ redis.call('DEL', KEYS[2])
 redis.call('HSET', KEYS[1], 'u', 0)
 force_done(KEYS[1], ARGV[3], 1, tonumber(ARGV[4]))
 local q = redis.call('HMGET', KEYS[1], 'P', 'qh', 'qt')
-sem_wake(KEYS[1], tonumber(q[1] or '1'), q[2], q[3], ARGV[1], ARGV[2])
+semaphore_wake(KEYS[1], tonumber(q[1] or '1'), q[2], q[3], ARGV[1], ARGV[2])
 return 1

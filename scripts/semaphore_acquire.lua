@@ -1,4 +1,4 @@
--- sem_acquire: one try to take a permit of a semaphore.
+-- semaphore_acquire: one try to take a permit of a semaphore.
 --
 -- KEYS[1..2] hash and expiries, as in lib/sem
 -- ARGV[1..7] the acquire contract, as in lock_acquire: owner, lease,
@@ -26,10 +26,10 @@
 -- only if someone waits).
 --@include clock
 --@include waiters
---@include sem
+--@include semaphore
 local me, lease, keep = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[7])
 local now, us = clock_now()
-local freed = sem_purge(KEYS[1], KEYS[2], now)
+local freed = semaphore_purge(KEYS[1], KEYS[2], now)
 local h = redis.call('HMGET', KEYS[1], 'c:' .. me, 'k:' .. me, 'r:' .. me,
     't', 'q:' .. me, 'qh', 'qt', 'u', 'P')
 local used, total = tonumber(h[8] or '0'), tonumber(h[9] or ARGV[8])
@@ -41,7 +41,7 @@ if h[1] and h[3] == ARGV[3] then
     return {1, tonumber(h[2]), tonumber(h[1])}
 end
 if used >= total then
-    local sleep = sem_first_expiry(KEYS[2], now)
+    local sleep = semaphore_first_expiry(KEYS[2], now)
     if ARGV[4] == '' then
         return {0, sleep, 0}
     end
@@ -60,7 +60,7 @@ redis.call('HSET', KEYS[1], 'c:' .. me, count, 'k:' .. me, ts, 'r:' .. me,
 local waiting = waiters_maybe(h[6], h[7])
 local earliest = -1
 if waiting and not h[1] then
-    earliest = sem_first_expiry(KEYS[2], now)
+    earliest = semaphore_first_expiry(KEYS[2], now)
 end
 redis.call('ZADD', KEYS[2], 'GT', now + lease, me)
 if h[5] then
@@ -71,7 +71,7 @@ keep_ttl(KEYS[2], lease + keep, lease + 2 * keep)
 if waiting then
     -- Permits that expired holders left, beyond the one taken, go to
     -- waiters.
-    sem_wake(KEYS[1], math.min(freed, total - used), h[6], h[7], ARGV[5],
+    semaphore_wake(KEYS[1], math.min(freed, total - used), h[6], h[7], ARGV[5],
         ARGV[6])
     -- A new holder with a lease shorter than every other holder's: the
     -- first waiter learns when this permit may come back (it sleeps until

@@ -1,4 +1,4 @@
--- sem_info: reads the state of a semaphore. Writes nothing.
+-- semaphore_info: reads the state of a semaphore. Writes nothing.
 --
 -- KEYS[1..2] hash and expiries, as in lib/sem
 -- ARGV[1]  owner string asked about

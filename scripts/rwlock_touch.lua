@@ -1,7 +1,7 @@
--- rw_touch: the watchdog's batched renewal of a read-write lock's waiting
+-- rwlock_touch: the watchdog's batched renewal of a read-write lock's waiting
 -- writers' entries.
 --
--- KEYS[i]    waiting-writer set of the i-th entry's lock (rw_acquire):
+-- KEYS[i]    waiting-writer set of the i-th entry's lock (rwlock_acquire):
 --            owner -> server time (ms) at which the entry is dead
 -- ARGV[1]    queue lease in ms
 -- ARGV[1+i]  owner string of the i-th entry
