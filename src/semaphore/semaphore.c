@@ -1,7 +1,7 @@
 /* The semaphore: a lock kind whose holders each take permits of a total
- * stored in Redis (scripts/semaphore_*.lua, scripts/lib/semaphore.lua). One hash per
- * name holds the total, the permits in use, each holder's permits, token
- * and last request, the waiter registry and the applied set; a sorted set
+ * stored in Redis (scripts/semaphore_*.lua, scripts/lib/semaphore.lua). One
+ * hash per name holds the total, the permits in use, each holder's permits,
+ * token and last request, the waiter registry and the applied set; a sorted set
  * beside it holds each holder's lease expiry, so holders whose lease
  * ended are found in O(log n). Waiting is the plain lock's: a try that
  * finds no permit registers the waiter, and each permit freed names the
