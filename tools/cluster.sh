@@ -116,7 +116,7 @@ start() {
             --logfile "$dir/$p/redis.log" --save '' --appendonly no \
             --cluster-enabled yes --cluster-config-file nodes.conf \
             --cluster-node-timeout "$node_timeout" \
-            --shutdown-on-sigterm "nosave now"
+            "${sigterm_opts[@]}"
         addrs+=("$host:$p")
     done
     for p in "${picked[@]}"; do

@@ -175,7 +175,7 @@ start_data() {
     redis-server --port "$p" --bind "$host" --daemonize yes \
         --dir "$dir/$p" --pidfile "$dir/$p/redis.pid" \
         --logfile "$dir/$p/redis.log" --save '' --appendonly no \
-        --shutdown-on-sigterm "nosave now" "${auth[@]}" "$@"
+        "${sigterm_opts[@]}" "${auth[@]}" "$@"
 }
 
 start_sentinel() {

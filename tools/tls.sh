@@ -112,7 +112,7 @@ start() {
         --logfile "$dir/redis.log" --save '' --appendonly no \
         --tls-cert-file "$dir/server.crt" --tls-key-file "$dir/server.key" \
         --tls-ca-cert-file "$dir/ca.crt" --tls-auth-clients optional \
-        --shutdown-on-sigterm "nosave now"
+        "${sigterm_opts[@]}"
     for _ in $(seq 100); do
         cli "$port" PING 2>/dev/null | grep -q PONG && break
         sleep 0.1
