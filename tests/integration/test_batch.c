@@ -381,7 +381,7 @@ static void test_batch_close_before_it_leaves(void **state)
 static void close_in_first_callback(const char *url, int durable)
 {
     bctx b;
-    int i, acquired = 0, ended = 0;
+    int i, answered = 0, ended = 0;
 
     setup_opts(&b, url, NULL, durable, durable ? "dclose" : "close");
     b.close_in_cb = 1;
@@ -390,16 +390,19 @@ static void close_in_first_callback(const char *url, int durable)
     for (i = 0; i < N; i++) {
         if (b.calls[i] != 1)
             fail_msg("call %d: %d callbacks", i, b.calls[i]);
-        if (b.status[i] == 1)
-            acquired++;
+        /* Answered by the shared reply: granted, or with durability
+         * refused because the WAIT ran out (a replica slow on a loaded
+         * machine); either way the close ran inside its first callback. */
+        if (b.status[i] == 1 || (durable && b.status[i] == RDL_ENOREPLICAS))
+            answered++;
         else if (b.status[i] == RDL_ECLOSED || b.status[i] == RDL_ECONNLOST)
             ended++; /* never sent / sent, not answered at the close */
         else
             fail_msg("call %d: %s (%s)", i, rdl_err_name(b.status[i]),
                      rdl_client_errmsg(b.c));
     }
-    assert_true(acquired >= 1);
-    assert_int_equal(acquired + ended, N);
+    assert_true(answered >= 1);
+    assert_int_equal(answered + ended, N);
     finish(&b);
 }
 
