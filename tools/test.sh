@@ -7,6 +7,9 @@
 #   deps     install missing Debian packages (tools/deps.sh)
 #   build    configure and build build/ with warnings as errors
 #   test     ctest in build/, every label (unit, integration, cluster, fault)
+#   compat   tools/compat.sh: the compatibility set in build/ against each
+#            other server build found (Redis 6.2, Redis 7.2, Valkey 8;
+#            the README's "Servers" table)
 #   asan     the same in build-asan/ under AddressSanitizer + UBSan
 #            (skipped with --quick)
 #   consumers  install rdl and build the add_subdirectory, find_package and
@@ -81,9 +84,14 @@ configure_and_build() {
 
 # run_ctest DIR: every test, every label; no tests at all is a failure. Tests
 # set their own timeouts; --timeout only bounds one that forgot (a hang must
-# fail CI, not stall it).
+# fail CI, not stall it). The stress profiles run last and one at a time:
+# their checker judges wake-up latency, which a second profile beside them
+# would blur; the rest run on every CPU.
 run_ctest() {
-    (cd "$1" && ctest --output-on-failure --no-tests=error --timeout 600)
+    (cd "$1" &&
+        ctest --output-on-failure --no-tests=error --timeout 600 \
+            -j "$jobs" -LE stress &&
+        ctest --output-on-failure --no-tests=error --timeout 600 -L stress)
 }
 
 stage_deps() {
@@ -102,6 +110,13 @@ stage_build() {
 stage_test() {
     begin test "ctest in build/"
     run_ctest build
+}
+
+# Other servers that speak Redis; Debian's redis-server ran the whole
+# suite in the test stage.
+stage_compat() {
+    begin compat "tools/compat.sh (the compatibility set on other servers)"
+    bash tools/compat.sh --build build
 }
 
 stage_asan() {
@@ -204,6 +219,7 @@ stage_compose() {
 stage_deps
 stage_build
 stage_test
+stage_compat
 if [ $quick -eq 0 ]; then
     stage_asan
 else
