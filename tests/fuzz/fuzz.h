@@ -1,0 +1,83 @@
+/* What the fuzz targets of tests/fuzz share (docs/robustness.md#fuzzing):
+ * a server reply decoded from the fuzz bytes by hiredis's own reader (the
+ * RESP parser every reply of a real connection goes through), a check
+ * that aborts with a message when a parser breaks one of its invariants
+ * (assert() would vanish under NDEBUG), and a way to cut the input into
+ * the pieces a target feeds. Header-only: each target is one file. */
+#ifndef RDL_FUZZ_H
+#define RDL_FUZZ_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Aborts (a crash libFuzzer saves) if cond is false. */
+#define FUZZ_CHECK(cond)                                                       \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            fprintf(stderr, "%s:%d: invariant broken: %s\n", __FILE__,         \
+                    __LINE__, #cond);                                          \
+            abort();                                                           \
+        }                                                                      \
+    } while (0)
+
+/* The first reply that data[0..size) holds, decoded as a connection
+ * decodes it; NULL if the bytes are not one whole RESP reply. Bytes after
+ * the first reply are ignored. Free with freeReplyObject(). */
+static inline redisReply *fuzz_reply(const uint8_t *data, size_t size)
+{
+    redisReader *rd = redisReaderCreate();
+    void *reply = NULL;
+    if (rd == NULL)
+        return NULL;
+    if (redisReaderFeed(rd, (const char *)data, size) != REDIS_OK ||
+        redisReaderGetReply(rd, &reply) != REDIS_OK) {
+        if (reply != NULL)
+            freeReplyObject(reply);
+        reply = NULL;
+    }
+    redisReaderFree(rd);
+    return reply;
+}
+
+/* Takes the next piece of the input: the bytes up to the next NUL (or
+ * the end), as a new NUL-terminated string, and advances past the NUL.
+ * NULL when the input is used up or out of memory. */
+static inline char *fuzz_take(const uint8_t **data, size_t *size)
+{
+    const uint8_t *nul;
+    size_t n;
+    char *s;
+    if (*size == 0)
+        return NULL;
+    nul = memchr(*data, '\0', *size);
+    n = nul != NULL ? (size_t)(nul - *data) : *size;
+    s = malloc(n + 1);
+    if (s == NULL)
+        return NULL;
+    memcpy(s, *data, n);
+    s[n] = '\0';
+    *data += n + (nul != NULL);
+    *size -= n + (nul != NULL);
+    return s;
+}
+
+/* The input as a NUL-terminated string (a NUL byte in it ends it, as it
+ * would end a C string handed to the library). */
+static inline char *fuzz_string(const uint8_t *data, size_t size)
+{
+    char *s = malloc(size + 1);
+    if (s != NULL) {
+        memcpy(s, data, size);
+        s[size] = '\0';
+    }
+    return s;
+}
+
+#endif
