@@ -122,8 +122,16 @@ static int seeds(const char **pp, rdl__url *u, int dflt, char *err,
     const char *p = *pp;
     size_t n = 1, i;
     int rc;
-    for (i = 0; p[i] != '\0' && p[i] != '/'; i++)
+    /* A comma or slash inside brackets (that open a node) is part of a
+     * host. */
+    for (i = 0; p[i] != '\0' && p[i] != '/'; i++) {
+        const char *close = p[i] == '[' && (i == 0 || p[i - 1] == ',')
+                                ? strchr(p + i, ']')
+                                : NULL;
+        if (close != NULL)
+            i = (size_t)(close - p);
         n += p[i] == ',';
+    }
     if (n > RDL__URL_SEEDS_MAX) {
         snprintf(err, errlen, "URL lists %zu nodes; at most %d", n,
                  RDL__URL_SEEDS_MAX);
@@ -140,10 +148,14 @@ static int seeds(const char **pp, rdl__url *u, int dflt, char *err,
         if (rc != 0)
             return rc;
         u->nseeds++;
-        if (*p == ',')
+        if (*p == ',') {
             p++;
-        else if (i + 1 < n) /* cannot happen: n counted the commas */
+        } else if (i + 1 < n) { /* "[::1]x,host": text after a bracket */
+            snprintf(err, errlen,
+                     "URL has unexpected text after node %zu: \"%.32s\"", i + 1,
+                     p);
             return RDL_EINVAL;
+        }
     }
     u->host = rdl__strdup(u->seeds[0].host);
     if (u->host == NULL) {
