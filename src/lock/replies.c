@@ -1,8 +1,9 @@
 /* The replies of every lock kind's scripts, one shape per operation
  * (lock_int.h): the try reply {1, token, count} / {0, pttl[, position]} /
  * {-1}, the release reply {1, count} / {0}, the force-release reply 1 / 0,
- * and the info reply {locked, count, pttl, token, holders, waiters,
- * position, held, permits}. */
+ * the info reply {locked, count, pttl, token, holders, waiters,
+ * position, held, permits}, and the reply of the multi-lock try
+ * (lock_acquire_multi.lua, set.c). */
 #include "lock_int.h"
 
 int rdl__int_at(const redisReply *r, size_t i, long long *out)
@@ -77,4 +78,31 @@ int rdl__parse_info(const redisReply *r, rdl_lock_info_t *out)
     out->holder_count = (uint32_t)v[7];
     out->permits = (uint32_t)v[8];
     return 0;
+}
+
+int rdl__parse_try_set(const redisReply *r, size_t n, size_t *busy)
+{
+    long long flag, v;
+    size_t i;
+    if (rdl__int_at(r, 0, &flag) != 0)
+        return RDL_EPROTO;
+    if (flag == 0) {
+        if (r->elements != 3)
+            return RDL_EPROTO;
+        *busy = (size_t)r->element[2]->integer;
+        return *busy >= 1 && *busy <= n ? RDL_EBUSY : RDL_EPROTO;
+    }
+    if (r->elements != 1 + 2 * n)
+        return RDL_EPROTO;
+    for (i = 1; i < r->elements; i++)
+        if (rdl__int_at(r, i, &v) != 0)
+            return RDL_EPROTO;
+    return 0;
+}
+
+void rdl__try_set_hold(const redisReply *r, size_t i, uint64_t *token,
+                       uint32_t *count)
+{
+    *token = (uint64_t)r->element[1 + 2 * i]->integer;
+    *count = (uint32_t)r->element[2 + 2 * i]->integer;
 }
