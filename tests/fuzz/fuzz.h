@@ -27,15 +27,42 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
         }                                                                      \
     } while (0)
 
-/* The first reply that data[0..size) holds, decoded as a connection
- * decodes it; NULL if the bytes are not one whole RESP reply. Bytes after
- * the first reply are ignored. Free with freeReplyObject(). */
+/* hiredis's own reply builders, and the bound on an array's length for
+ * the input at hand (fuzz_reply). */
+static redisReplyObjectFunctions *fuzz_hiredis_fn;
+static int fuzz_max_elements;
+
+/* An array cannot have more elements than the input has bytes left (each
+ * takes 3 at least), so one that claims more is never a whole reply;
+ * hiredis 0.14 would still calloc() room for all of them (8 bytes each:
+ * "*999999999" asks for 8 GB) before reading one. Such an array fails
+ * here as an allocation failure, which is what a real connection's
+ * reader reports when that calloc fails. */
+static inline void *fuzz_create_array(const redisReadTask *task, int elements)
+{
+    if (elements > fuzz_max_elements)
+        return NULL;
+    return fuzz_hiredis_fn->createArray(task, elements);
+}
+
+/* The first reply that data[0..size) holds, decoded by hiredis's reader
+ * as a connection decodes it; NULL if the bytes are not one whole RESP
+ * reply. Bytes after the first reply are ignored. Free with
+ * freeReplyObject(). */
 static inline redisReply *fuzz_reply(const uint8_t *data, size_t size)
 {
+    static redisReplyObjectFunctions fn;
     redisReader *rd = redisReaderCreate();
     void *reply = NULL;
     if (rd == NULL)
         return NULL;
+    if (fuzz_hiredis_fn == NULL) {
+        fuzz_hiredis_fn = rd->fn;
+        fn = *rd->fn;
+        fn.createArray = fuzz_create_array;
+    }
+    rd->fn = &fn;
+    fuzz_max_elements = (int)(size < 1 << 30 ? size : 1 << 30);
     if (redisReaderFeed(rd, (const char *)data, size) != REDIS_OK ||
         redisReaderGetReply(rd, &reply) != REDIS_OK) {
         if (reply != NULL)
