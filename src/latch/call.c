@@ -37,7 +37,8 @@ static int parse_u64(const redisReply *r, uint64_t *out)
     buf[r->len] = '\0';
     errno = 0;
     v = strtoull(buf, &end, 10);
-    if (errno != 0 || *end != '\0')
+    /* The whole string: a NUL in it would end strtoull() early. */
+    if (errno != 0 || end != buf + r->len)
         return RDL_EPROTO;
     *out = (uint64_t)v;
     return 0;
