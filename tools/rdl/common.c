@@ -1,5 +1,6 @@
 /* What the subcommands share: messages, durations, connecting, lock kinds
  * and the mapping of rdl errors to exit codes. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,8 +41,10 @@ int cli_duration(const char *s, const char *word, int64_t word_value,
     }
     if (*s < '0' || *s > '9')
         return -1;
+    errno = 0;
     v = strtoll(s, &end, 10);
-    if (*end != '\0' || v < 0)
+    /* Too large is refused, not taken as the largest value there is. */
+    if (*end != '\0' || v < 0 || errno == ERANGE)
         return -1;
     *out = v;
     return 0;
