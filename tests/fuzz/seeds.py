@@ -107,6 +107,15 @@ LATCH = [[1, b"3"], [0, b"0"], [1, b"18446744073709551615"],
          [b"-1", 5], [1, 3]]
 
 
+SCAN = [
+    [b"0", [b"rdl:lock:{orders}", b"rdl:rw.fence:{jobs}", b"rdl:sem.x:{s}",
+            b"rdl:latch:{l}", b"session:42", b"rdl:fair:{a}b{}"]],
+    [b"1792", []],
+    [b"0", [b"rdl:lock:{order:42}:stock", b"rdl:lock:{{a}}",
+            b"rdl:lock.ch:{n}:0123abcd"]],
+]
+
+
 def main():
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
     sets = {
@@ -136,6 +145,7 @@ def main():
         # the master's name, a NUL, the reply
         "sentinel": [b"mymaster\0" + resp(x) for x in SENTINEL],
         "role": [resp(x) for x in ROLE],
+        "reply_scan": [resp(x) for x in SCAN],
     }
     for target, seeds in sets.items():
         d = os.path.join(root, target)
