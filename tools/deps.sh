@@ -15,6 +15,8 @@ packages=(
     redis-server redis-tools
     cmake gcc g++ make pkg-config clang-format
     clang   # <rdl.hpp> is checked with clang++ too (test.sh stage cxx)
+    libclang-rt-14-dev # libFuzzer and the sanitizers' runtime for clang 14
+    #                    (the fuzz targets: tools/fuzz.sh, test.sh stage fuzz)
     python3 # the CLI tests validate JSON with python3 -m json.tool
     docker-compose
     dpkg-dev file # cpack -G DEB: dpkg-shlibdeps; CPack runs file(1)

@@ -22,6 +22,10 @@
 #   cxx      <rdl.hpp>, its test suite and the C++ example compile without
 #            a warning under g++ and clang++, as C++17 and as C++20 (the
 #            build stages compile them once, with g++ and C++17)
+#   fuzz     tools/fuzz.sh --ci: builds build-fuzz/ (clang, libFuzzer,
+#            ASan + UBSan), replays every fuzz target's corpus
+#            (tests/fuzz/corpus/, every regression input) and fuzzes
+#            each target for 10 s (about 3 minutes); fails on a crash
 #   format   clang-format --dry-run --Werror over the C and C++ sources
 #   layers   tools/check-layers.sh: every #include, and every call between
 #            the library's objects in build/, follows the layers
@@ -170,6 +174,13 @@ stage_bench() {
     (cd build && ./bench/rdl-bench --quick)
 }
 
+# The fuzz targets (docs/robustness.md#fuzzing): the corpora replayed,
+# then a short fixed run of each. Long runs: tools/fuzz.sh --minutes.
+stage_fuzz() {
+    begin fuzz "tools/fuzz.sh --ci (corpora, then 10 s per target)"
+    FUZZ_JOBS=$jobs bash tools/fuzz.sh --ci
+}
+
 # Every C and C++ file we wrote: the build trees and generated files are
 # skipped.
 c_sources() {
@@ -231,6 +242,7 @@ stage_package
 stage_notls
 stage_cxx
 stage_bench
+stage_fuzz
 stage_format
 stage_layers
 stage_compose

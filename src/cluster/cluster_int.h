@@ -79,6 +79,11 @@ rdl__conn *rdl__node_cmd(rdl__node *n);
 rdl__conn *rdl__node_line(rdl__node *n, rdl__line line);
 /* The slot's master, else any node (its MOVED will tell the owner). */
 rdl__node *rdl__cluster_owner(rdl__cluster *cl, unsigned slot);
+/* A CLUSTER SLOTS reply r from node `asked`: replaces the table with its
+ * masters. The node asked stands in for a master that does not know its
+ * own address ("" or "?"). Returns 0, RDL_EPROTO (nothing changed) or
+ * RDL_ENOMEM. */
+int rdl__cluster_apply(rdl__cluster *cl, rdl__node *asked, const redisReply *r);
 
 /* router.c */
 /* The router's send: see rdl__client_send(). */

@@ -227,10 +227,7 @@ static int entry_ok(const redisReply *e)
            m->element[1]->integer > 0 && m->element[1]->integer <= 65535;
 }
 
-/* Replaces the table with the reply's masters. The node asked stands in
- * for a master that does not know its own address ("" or "?"). Returns 0,
- * RDL_EPROTO (nothing changed) or RDL_ENOMEM. */
-static int apply(rdl__cluster *cl, rdl__node *asked, const redisReply *r)
+int rdl__cluster_apply(rdl__cluster *cl, rdl__node *asked, const redisReply *r)
 {
     size_t i;
     long long s;
@@ -313,7 +310,7 @@ static void on_slots(void *data, int status, const redisReply *r,
     if (cl->closing || gen != cl->probe_gen)
         return; /* a stale answer: the round moved on */
     if (status == 0)
-        status = apply(cl, n, r);
+        status = rdl__cluster_apply(cl, n, r);
     if (status == 0) {
         end_round(cl, 0);
         return;

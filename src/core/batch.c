@@ -90,6 +90,14 @@ static void answer(rdl_client_t *c, item *it, int status, const redisReply *r,
     it->fn(it->data, status, r, written_ms);
 }
 
+int rdl__batch_reply(const redisReply *r, unsigned ncalls, size_t *have)
+{
+    if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements > ncalls)
+        return RDL_EPROTO;
+    *have = r->elements;
+    return 0;
+}
+
 /* Each call gets its own element of the reply: a call's odd reply (a nil)
  * is that call's failure only. The script "batch" replies one element per
  * call (a call's nil comes as false, EmbedScripts.cmake), but should an
@@ -103,13 +111,8 @@ static void on_group_reply(void *data, int status, const redisReply *r,
     unsigned i;
     size_t have = 0; /* elements that answer calls, from the first */
     (void)written_ms;
-    if (status == 0 &&
-        (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements > g->n)) {
+    if (status == 0 && (status = rdl__batch_reply(r, g->n, &have)) != 0)
         rdl__errmsg_set(g->c, "batch: unexpected reply");
-        status = RDL_EPROTO;
-    }
-    if (status == 0)
-        have = r->elements;
     for (i = 0; i < g->n; i++) {
         if (i < have) {
             answer(g->c, g->calls[i], 0, r->element[i], written_ms);

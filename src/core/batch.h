@@ -54,4 +54,11 @@ int rdl__script_run_line(rdl_client_t *c, int line, int id, int nkeys,
                          const char **keys, int nargs, const char **args,
                          rdl__reply_fn fn, void *data);
 
+/* The reply of the script "batch" for ncalls calls: 0 with *have, the
+ * calls (from the first) that an element of r answers, each element being
+ * what that call's script replied; RDL_EPROTO if r is not such a reply.
+ * (A Lua array ends at its first nil, so r may be shorter than ncalls:
+ * the calls past its end fail.) */
+int rdl__batch_reply(const redisReply *r, unsigned ncalls, size_t *have);
+
 #endif

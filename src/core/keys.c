@@ -113,7 +113,7 @@ int rdl__key_parse(const char *prefix, const char *key, size_t len,
         memchr(seg, '}', (size_t)(colon - seg)) != NULL)
         return 0;
     dot = memchr(seg, '.', (size_t)(colon - seg));
-    if (dot == seg || dot + 1 == colon)
+    if (dot != NULL && (dot == seg || dot + 1 == colon))
         return 0; /* an empty kind or suffix: not made by rdl__key() */
     t = colon + 1;
     n = (size_t)(end - t);

@@ -27,6 +27,7 @@
 #include "client.h"
 #include "errmsg.h"
 #include "keys.h"
+#include "list.h"
 #include "reply.h"
 #include "sync.h"
 
@@ -129,8 +130,7 @@ static int keep(list_call *k, const char *key, size_t len)
     return 0;
 }
 
-/* [cursor, [key, ...]]. */
-static int scan_reply_ok(const redisReply *r, size_t cursor_max)
+int rdl__list_scan_ok(const redisReply *r, size_t cursor_max)
 {
     size_t i;
     if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
@@ -155,7 +155,7 @@ static void on_scan(void *data, int status, const redisReply *r,
         finish(k, status, "SCAN", r);
         return;
     }
-    if (!scan_reply_ok(r, sizeof(k->cursor))) {
+    if (!rdl__list_scan_ok(r, sizeof(k->cursor))) {
         finish(k, RDL_EPROTO, "SCAN", r);
         return;
     }

@@ -125,7 +125,9 @@ int rdl__reply_redirect(const redisReply *r, unsigned *slot, char *host,
     for (p = addr; p < end; p++)
         if (*p == ':')
             colon = p;
-    if (colon == NULL || colon + 1 == end || (size_t)(colon - addr) >= hostlen)
+    if (colon == NULL || colon + 1 == end ||
+        (size_t)(colon - addr) >= hostlen ||
+        memchr(addr, '\0', (size_t)(colon - addr)) != NULL)
         return 0;
     for (p = colon + 1; p < end; p++) {
         if (*p < '0' || *p > '9' || pt > 65535)

@@ -28,7 +28,9 @@ static int hexval(char ch)
 }
 
 /* Percent-decodes s[0..n) into a new string; NULL with *bad set on a
- * malformed escape, NULL with *bad clear when out of memory. */
+ * malformed escape or a %00 (a NUL byte would cut the C string short: a
+ * password "a%00b" would be sent as "a"), NULL with *bad clear when out
+ * of memory. */
 static char *decode(const char *s, size_t n, int *bad)
 {
     char *out = rdl__malloc(n + 1), *o = out;
@@ -38,7 +40,8 @@ static char *decode(const char *s, size_t n, int *bad)
         return NULL;
     for (i = 0; i < n; i++) {
         if (s[i] == '%') {
-            if (i + 2 >= n || hexval(s[i + 1]) < 0 || hexval(s[i + 2]) < 0) {
+            if (i + 2 >= n || hexval(s[i + 1]) < 0 || hexval(s[i + 2]) < 0 ||
+                (s[i + 1] == '0' && s[i + 2] == '0')) {
                 rdl__free(out);
                 *bad = 1;
                 return NULL;
@@ -122,8 +125,16 @@ static int seeds(const char **pp, rdl__url *u, int dflt, char *err,
     const char *p = *pp;
     size_t n = 1, i;
     int rc;
-    for (i = 0; p[i] != '\0' && p[i] != '/'; i++)
+    /* A comma or slash inside brackets (that open a node) is part of a
+     * host. */
+    for (i = 0; p[i] != '\0' && p[i] != '/'; i++) {
+        const char *close = p[i] == '[' && (i == 0 || p[i - 1] == ',')
+                                ? strchr(p + i, ']')
+                                : NULL;
+        if (close != NULL)
+            i = (size_t)(close - p);
         n += p[i] == ',';
+    }
     if (n > RDL__URL_SEEDS_MAX) {
         snprintf(err, errlen, "URL lists %zu nodes; at most %d", n,
                  RDL__URL_SEEDS_MAX);
@@ -140,10 +151,14 @@ static int seeds(const char **pp, rdl__url *u, int dflt, char *err,
         if (rc != 0)
             return rc;
         u->nseeds++;
-        if (*p == ',')
+        if (*p == ',') {
             p++;
-        else if (i + 1 < n) /* cannot happen: n counted the commas */
+        } else if (i + 1 < n) { /* "[::1]x,host": text after a bracket */
+            snprintf(err, errlen,
+                     "URL has unexpected text after node %zu: \"%.32s\"", i + 1,
+                     p);
             return RDL_EINVAL;
+        }
     }
     u->host = rdl__strdup(u->seeds[0].host);
     if (u->host == NULL) {
@@ -193,7 +208,7 @@ static int query(const char *q, size_t n, rdl__url *u, char *err, size_t errlen)
         *dst = decode(eq + 1, (size_t)(stop - eq - 1), &bad);
         if (*dst == NULL) {
             snprintf(err, errlen,
-                     bad ? "URL option has a malformed %%-escape"
+                     bad ? "URL option has a malformed %%-escape or a %%00"
                          : "out of memory");
             return bad ? RDL_EINVAL : RDL_ENOMEM;
         }
@@ -337,7 +352,7 @@ int rdl__url_parse(const char *text, rdl__url *out, char *err, size_t errlen)
 
 decode_fail:
     if (bad)
-        FAIL("URL user or password has a malformed %%-escape");
+        FAIL("URL user or password has a malformed %%-escape or a %%00");
     rc = RDL_ENOMEM;
     snprintf(err, errlen, "out of memory");
 fail:

@@ -37,15 +37,15 @@ static int parse_u64(const redisReply *r, uint64_t *out)
     buf[r->len] = '\0';
     errno = 0;
     v = strtoull(buf, &end, 10);
-    if (errno != 0 || *end != '\0')
+    /* The whole string: a NUL in it would end strtoull() early. */
+    if (errno != 0 || end != buf + r->len)
         return RDL_EPROTO;
     *out = (uint64_t)v;
     return 0;
 }
 
-/* {flag, count}: the scripts' {1|0, count}. */
-static int parse_flag_count(const redisReply *r, long long *flag,
-                            uint64_t *count)
+int rdl__latch_parse_flag_count(const redisReply *r, long long *flag,
+                                uint64_t *count)
 {
     if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
         r->element[0]->type != REDIS_REPLY_INTEGER)
@@ -138,7 +138,7 @@ static void on_reply(void *data, int status, const redisReply *r,
         if (k->op == OP_COUNT)
             status = rdl__latch_parse_count(r, &k->count, &pttl);
         else
-            status = parse_flag_count(r, &flag, &count);
+            status = rdl__latch_parse_flag_count(r, &flag, &count);
     }
     if (status == 0 && k->op == OP_SET && flag == 0) {
         rdl__errmsg_set(l->c,

@@ -27,6 +27,10 @@ int rdl__latch_count(rdl_latch_t *l, uint64_t *out);
 /* call.c: the reply of latch_count.lua, {count, pttl}: 0 with the count
  * and pttl (-2 if absent), or RDL_EPROTO. */
 int rdl__latch_parse_count(const redisReply *r, uint64_t *count, int64_t *pttl);
+/* call.c: the reply of latch_set.lua and latch_count_down.lua, {flag,
+ * count} (the count a decimal string): 0 with both, or RDL_EPROTO. */
+int rdl__latch_parse_flag_count(const redisReply *r, long long *flag,
+                                uint64_t *count);
 /* call.c: runs latch_count.lua for l (loop thread). */
 int rdl__latch_send_count(rdl_latch_t *l, rdl__reply_fn fn, void *data);
 

@@ -403,5 +403,14 @@ int rdl__parse_force(const redisReply *r);
 /* {locked, count, pttl, token, holders, waiters, position, held, permits}
  * -> out (permits 0: none stored). */
 int rdl__parse_info(const redisReply *r, rdl_lock_info_t *out);
+/* lock_acquire_multi.lua's reply for n locks (set.c): {1, token1,
+ * count1, ..., tokenN, countN} -> 0, the holds then read with
+ * rdl__try_set_hold(); {0, pttl, i} -> RDL_EBUSY with *busy = i, the
+ * lock (1..n) held elsewhere; anything else RDL_EPROTO. */
+int rdl__parse_try_set(const redisReply *r, size_t n, size_t *busy);
+/* The token and count of lock i (0-based) of a reply that
+ * rdl__parse_try_set() took. */
+void rdl__try_set_hold(const redisReply *r, size_t i, uint64_t *token,
+                       uint32_t *count);
 
 #endif

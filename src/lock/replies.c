@@ -1,9 +1,20 @@
 /* The replies of every lock kind's scripts, one shape per operation
  * (lock_int.h): the try reply {1, token, count} / {0, pttl[, position]} /
  * {-1}, the release reply {1, count} / {0}, the force-release reply 1 / 0,
- * and the info reply {locked, count, pttl, token, holders, waiters,
- * position, held, permits}. */
+ * the info reply {locked, count, pttl, token, holders, waiters,
+ * position, held, permits}, and the reply of the multi-lock try
+ * (lock_acquire_multi.lua, set.c). */
+#include <limits.h>
+
 #include "lock_int.h"
+
+/* Whether v fits a uint32_t field (counts, positions, permits): a number
+ * outside is not what the scripts send, and cut down to 32 bits it would
+ * be another number. */
+static int u32(long long v)
+{
+    return v >= 0 && v <= (long long)UINT32_MAX;
+}
 
 int rdl__int_at(const redisReply *r, size_t i, long long *out)
 {
@@ -24,14 +35,15 @@ int rdl__parse_try(const redisReply *r, rdl__try *out)
     if (rdl__int_at(r, 1, &a) != 0)
         return RDL_EPROTO;
     if (flag == 1) {
-        if (rdl__int_at(r, 2, &b) != 0 || a <= 0 || b <= 0)
+        if (rdl__int_at(r, 2, &b) != 0 || a <= 0 || b <= 0 || !u32(b))
             return RDL_EPROTO;
         out->acquired = 1;
         out->token = (uint64_t)a;
         out->count = (uint32_t)b;
         return 0;
     }
-    if (flag != 0 || (r->elements > 2 && rdl__int_at(r, 2, &b) != 0))
+    if (flag != 0 || (r->elements > 2 && rdl__int_at(r, 2, &b) != 0) ||
+        b > (long long)UINT32_MAX)
         return RDL_EPROTO;
     out->acquired = 0;
     out->pttl_ms = a;
@@ -46,7 +58,9 @@ int rdl__parse_release(const redisReply *r, uint32_t *remaining)
         return RDL_EPROTO;
     if (flag == 0)
         return RDL_ENOTHELD;
-    if (rdl__int_at(r, 1, &n) != 0 || n < 0)
+    /* rdl__hold_released() takes an int, whose negative values mean
+     * something else. */
+    if (rdl__int_at(r, 1, &n) != 0 || n < 0 || n > INT_MAX)
         return RDL_EPROTO;
     *remaining = (uint32_t)n;
     return 0;
@@ -66,6 +80,10 @@ int rdl__parse_info(const redisReply *r, rdl_lock_info_t *out)
     for (i = 0; i < 9; i++)
         if (rdl__int_at(r, i, &v[i]) != 0)
             return RDL_EPROTO;
+    /* Every field but locked and pttl is a count, or the token (>= 0). */
+    if (!u32(v[1]) || v[3] < 0 || !u32(v[4]) || !u32(v[5]) || !u32(v[6]) ||
+        !u32(v[7]) || !u32(v[8]))
+        return RDL_EPROTO;
     out->locked = v[0] != 0;
     out->held_by_owner = v[1] > 0;
     out->hold_count = (uint32_t)v[1];
@@ -77,4 +95,34 @@ int rdl__parse_info(const redisReply *r, rdl_lock_info_t *out)
     out->holder_count = (uint32_t)v[7];
     out->permits = (uint32_t)v[8];
     return 0;
+}
+
+int rdl__parse_try_set(const redisReply *r, size_t n, size_t *busy)
+{
+    long long flag, v;
+    size_t i;
+    if (rdl__int_at(r, 0, &flag) != 0)
+        return RDL_EPROTO;
+    if (flag == 0) {
+        if (r->elements != 3 || rdl__int_at(r, 2, &v) != 0 || v < 1 ||
+            (unsigned long long)v > n)
+            return RDL_EPROTO;
+        *busy = (size_t)v;
+        return RDL_EBUSY;
+    }
+    /* A grant: {1, token, count} per lock, as rdl__parse_try() takes
+     * them. */
+    if (flag != 1 || r->elements != 1 + 2 * n)
+        return RDL_EPROTO;
+    for (i = 1; i < r->elements; i++)
+        if (rdl__int_at(r, i, &v) != 0 || v <= 0 || (i % 2 == 0 && !u32(v)))
+            return RDL_EPROTO;
+    return 0;
+}
+
+void rdl__try_set_hold(const redisReply *r, size_t i, uint64_t *token,
+                       uint32_t *count)
+{
+    *token = (uint64_t)r->element[1 + 2 * i]->integer;
+    *count = (uint32_t)r->element[2 + 2 * i]->integer;
 }

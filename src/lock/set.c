@@ -61,32 +61,16 @@ static void on_set_try(void *data, int status, const redisReply *r,
         send_set_try(&t->sync); /* same request id: applied once */
         return;
     }
-    if (status == 0 &&
-        (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
-         r->element[0]->type != REDIS_REPLY_INTEGER))
-        status = RDL_EPROTO;
-    if (status == 0 && r->element[0]->integer == 0) {
-        if (r->elements != 3)
-            status = RDL_EPROTO;
-        else {
-            t->busy = (size_t)r->element[2]->integer;
-            status = t->busy >= 1 && t->busy <= t->n ? RDL_EBUSY : RDL_EPROTO;
-        }
-    } else if (status == 0 && r->elements != 1 + 2 * t->n) {
-        status = RDL_EPROTO;
-    }
+    if (status == 0)
+        status = rdl__parse_try_set(r, t->n, &t->busy);
     /* Granted: record every hold (and register auto ones with the
      * watchdog) before the caller hears of it. */
     for (i = 0; status == 0 && i < t->n; i++) {
-        const redisReply *tok = r->element[1 + 2 * i];
-        const redisReply *cnt = r->element[2 + 2 * i];
-        if (tok->type != REDIS_REPLY_INTEGER ||
-            cnt->type != REDIS_REPLY_INTEGER)
-            status = RDL_EPROTO;
-        else
-            status = rdl__hold_granted(
-                t->locks[i], t->owner, (uint64_t)tok->integer,
-                (uint32_t)cnt->integer, t->sent_at, t->lease_ms, t->auto_lease);
+        uint64_t token;
+        uint32_t count;
+        rdl__try_set_hold(r, i, &token, &count);
+        status = rdl__hold_granted(t->locks[i], t->owner, token, count,
+                                   t->sent_at, t->lease_ms, t->auto_lease);
     }
     rdl__sync_done(&t->sync, status);
 }

@@ -144,21 +144,27 @@ static void on_confirmed(void *data, int status, long long acked,
     renewed(b, status);
 }
 
+int rdl__wd_parse_renewed(const redisReply *r, int n, unsigned char *renewed)
+{
+    int i;
+    if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != (size_t)n)
+        return RDL_EPROTO;
+    for (i = 0; i < n; i++)
+        renewed[i] = r->element[i]->type == REDIS_REPLY_INTEGER &&
+                     r->element[i]->integer == 1;
+    return 0;
+}
+
 static void on_renewed(void *data, int status, const redisReply *r,
                        uint64_t written_ms)
 {
     wd_batch *b = data;
     rdl_client_t *c = b->wd->c;
     rdl__conn *cn;
-    int i;
     (void)written_ms;
 
-    if (status == 0 && (r == NULL || r->type != REDIS_REPLY_ARRAY ||
-                        r->elements != (size_t)b->n))
-        status = RDL_EPROTO;
-    for (i = 0; status == 0 && i < b->n; i++)
-        b->renewed[i] = r->element[i]->type == REDIS_REPLY_INTEGER &&
-                        r->element[i]->integer == 1;
+    if (status == 0)
+        status = rdl__wd_parse_renewed(r, b->n, b->renewed);
     if (status != 0 || c->net.durable_replicas == 0) {
         renewed(b, status);
         return;

@@ -72,5 +72,9 @@ int64_t rdl__wd_valid_ms(const rdl__wd_hold *h);
 /* The deadline of a hold granted at sent_at with lease_ms: sent_at +
  * lease_ms minus an allowance for clock drift between client and server. */
 uint64_t rdl__wd_deadline(uint64_t sent_at, int64_t lease_ms);
+/* A renewal script's reply for n holds (the contract above): 0 with
+ * renewed[i] 1 if hold i was renewed, 0 if not (anything but the integer
+ * 1: the hold is gone); RDL_EPROTO if it is not an array of n. */
+int rdl__wd_parse_renewed(const redisReply *r, int n, unsigned char *renewed);
 
 #endif

@@ -77,6 +77,37 @@ int cli_parse_named(int argc, char **argv, const char *cmd, const char *flag,
 int cli_open(const cli *g, int64_t watchdog_ms, const char *kind,
              const char *name, uint32_t permits, rdl_client_t **c, cli_lock *l);
 
+/* Parses the global options at the start of argv (argv[0] is the
+ * program): 0 with *cmd the index of the command word; -1 after --help
+ * (usage(stdout)) or --version, printed; EXIT_USAGE after a message (and
+ * the usage, on stderr, where it helps). */
+int cli_parse_global(int argc, char **argv, cli *g, int *cmd,
+                     void (*usage)(FILE *f));
+
+/* rdl run's options (run.c). */
+typedef struct cli_run_opts {
+    const char *kind;
+    uint32_t permits; /* --permits (semaphore), else 0 */
+    int64_t wait_ms;
+    int64_t lease_ms; /* 0: auto (the default watchdog lease) */
+    int on_lost;      /* SIGTERM, SIGKILL or 0 (ignore) */
+    const char *name;
+    char **cmd; /* NULL-terminated when argv is */
+} cli_run_opts;
+/* Parses rdl run's arguments (after "run"): 0; -1 after --help
+ * (printed); EXIT_USAGE after a message (the caller prints the usage). */
+int cli_parse_run(int argc, char **argv, cli_run_opts *o);
+
+/* rdl ls's and rdl top's options (ls.c). */
+typedef struct cli_ls_opts {
+    int json, held, once, top, by_waiters;
+    int64_t interval_ms;
+    const char *pattern;
+} cli_ls_opts;
+/* Parses rdl ls's (top 0) or rdl top's (top 1) arguments: 0; -1 after
+ * --help (printed); EXIT_USAGE after a message and the usage. */
+int cli_parse_ls(int argc, char **argv, int top, cli_ls_opts *o);
+
 /* Exit code for an rdl error of a connected client. */
 int cli_exit_code(int rc);
 

@@ -1,5 +1,6 @@
 /* What the subcommands share: messages, durations, connecting, lock kinds
  * and the mapping of rdl errors to exit codes. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,8 +41,10 @@ int cli_duration(const char *s, const char *word, int64_t word_value,
     }
     if (*s < '0' || *s > '9')
         return -1;
+    errno = 0;
     v = strtoll(s, &end, 10);
-    if (*end != '\0' || v < 0)
+    /* Too large is refused, not taken as the largest value there is. */
+    if (*end != '\0' || v < 0 || errno == ERANGE)
         return -1;
     *out = v;
     return 0;
@@ -260,5 +263,83 @@ int cli_parse_named(int argc, char **argv, const char *cmd, const char *flag,
         usage(stderr);
         return EXIT_USAGE;
     }
+    return 0;
+}
+
+/* --cacert, --cert, --key, --sni: 1 if `a` is one (and takes v). */
+static int tls_option(cli *g, const char *a, const char *v)
+{
+    if (strcmp(a, "--cacert") == 0)
+        g->tls.ca_file = v;
+    else if (strcmp(a, "--cert") == 0)
+        g->tls.cert_file = v;
+    else if (strcmp(a, "--key") == 0)
+        g->tls.key_file = v;
+    else if (strcmp(a, "--sni") == 0)
+        g->tls.server_name = v;
+    else
+        return 0;
+    g->tls_set = 1;
+    return 1;
+}
+
+int cli_parse_global(int argc, char **argv, cli *g, int *cmd,
+                     void (*usage)(FILE *f))
+{
+    int i;
+
+    memset(g, 0, sizeof(*g));
+    g->url = getenv("RDL_URL");
+    if (g->url == NULL || g->url[0] == '\0')
+        g->url = "redis://127.0.0.1:6379";
+    for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return -1;
+        }
+        if (strcmp(a, "--version") == 0) {
+            printf("rdl %s\n", rdl_version_string());
+            return -1;
+        }
+        if (strcmp(a, "-v") == 0) {
+            g->verbose = 1;
+            continue;
+        }
+        if (strcmp(a, "--insecure") == 0) {
+            g->tls.insecure = 1;
+            g->tls_set = 1;
+            continue;
+        }
+        if (i + 1 < argc && tls_option(g, a, argv[i + 1])) {
+            i++;
+            continue;
+        }
+        if ((strcmp(a, "--url") == 0 || strcmp(a, "--prefix") == 0 ||
+             strcmp(a, "--timeout") == 0) &&
+            i + 1 < argc) {
+            const char *v = argv[++i];
+            if (a[2] == 'u') {
+                g->url = v;
+            } else if (a[2] == 'p') {
+                g->prefix = v;
+            } else if (cli_duration(v, NULL, 0, &g->timeout_ms) != 0 ||
+                       g->timeout_ms < 1) {
+                cli_error("--timeout", "expected milliseconds >= 1, got \"%s\"",
+                          v);
+                return EXIT_USAGE;
+            }
+            continue;
+        }
+        cli_error("usage", "unknown or incomplete option \"%s\"", a);
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (i == argc) {
+        cli_error("usage", "no command given");
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    *cmd = i;
     return 0;
 }

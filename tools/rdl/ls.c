@@ -29,12 +29,6 @@
 
 #include "cli.h"
 
-typedef struct ls_opts {
-    int json, held, once, top, by_waiters;
-    int64_t interval_ms;
-    const char *pattern;
-} ls_opts;
-
 /* The kinds listed: the kind rdl_client_list_locks() reports (and ls
  * prints), and the kind rdl info opens. */
 static const struct {
@@ -120,7 +114,7 @@ static void failed(const char *what, const char *fmt, ...)
 
 /* ---- Options ----------------------------------------------------------- */
 
-static int parse(int argc, char **argv, int top, ls_opts *o)
+int cli_parse_ls(int argc, char **argv, int top, cli_ls_opts *o)
 {
     const char *cmd = top ? "top" : "ls";
     void (*usage)(FILE *) = top ? cli_usage_top : cli_usage_ls;
@@ -265,7 +259,7 @@ static int failed_rc(rdl_client_t *c, const char *what, int rc)
 
 /* Lists the locks, reads each one's state, sorts. 0 or an exit code
  * (failed() says why). */
-static int snapshot_take(rdl_client_t *c, const ls_opts *o, snapshot *s)
+static int snapshot_take(rdl_client_t *c, const cli_ls_opts *o, snapshot *s)
 {
     size_t i, j;
     int rc = 0, e;
@@ -486,10 +480,10 @@ int cli_ls(const cli *g, int argc, char **argv)
 {
     rdl_client_t *c;
     snapshot s;
-    ls_opts o;
+    cli_ls_opts o;
     char **lines;
     size_t i;
-    int rc = parse(argc, argv, 0, &o);
+    int rc = cli_parse_ls(argc, argv, 0, &o);
 
     if (rc != 0)
         return rc < 0 ? 0 : rc;
@@ -610,7 +604,7 @@ static int pause_ms(int64_t ms, int keys)
 
 /* One frame: the summary line, then as much of the table as the terminal
  * shows (on a terminal, each line cut at its width). */
-static void draw(const cli *g, const ls_opts *o, const snapshot *s, int tty)
+static void draw(const cli *g, const cli_ls_opts *o, const snapshot *s, int tty)
 {
     struct winsize ws;
     char **lines = table(s), stamp[16];
@@ -672,8 +666,8 @@ int cli_top(const cli *g, int argc, char **argv)
 {
     rdl_client_t *c;
     snapshot s;
-    ls_opts o;
-    int rc = parse(argc, argv, 1, &o), tty;
+    cli_ls_opts o;
+    int rc = cli_parse_ls(argc, argv, 1, &o), tty;
 
     if (rc != 0)
         return rc < 0 ? 0 : rc;

@@ -53,80 +53,13 @@ static void usage(FILE *f)
           f);
 }
 
-/* --cacert, --cert, --key, --sni: 1 if `a` is one (and takes v). */
-static int tls_option(cli *g, const char *a, const char *v)
-{
-    if (strcmp(a, "--cacert") == 0)
-        g->tls.ca_file = v;
-    else if (strcmp(a, "--cert") == 0)
-        g->tls.cert_file = v;
-    else if (strcmp(a, "--key") == 0)
-        g->tls.key_file = v;
-    else if (strcmp(a, "--sni") == 0)
-        g->tls.server_name = v;
-    else
-        return 0;
-    g->tls_set = 1;
-    return 1;
-}
-
 int main(int argc, char **argv)
 {
     cli g;
-    int i;
+    int i, rc = cli_parse_global(argc, argv, &g, &i, usage);
 
-    memset(&g, 0, sizeof(g));
-    g.url = getenv("RDL_URL");
-    if (g.url == NULL || g.url[0] == '\0')
-        g.url = "redis://127.0.0.1:6379";
-    for (i = 1; i < argc && argv[i][0] == '-'; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            return 0;
-        }
-        if (strcmp(a, "--version") == 0) {
-            printf("rdl %s\n", rdl_version_string());
-            return 0;
-        }
-        if (strcmp(a, "-v") == 0) {
-            g.verbose = 1;
-            continue;
-        }
-        if (strcmp(a, "--insecure") == 0) {
-            g.tls.insecure = 1;
-            g.tls_set = 1;
-            continue;
-        }
-        if (i + 1 < argc && tls_option(&g, a, argv[i + 1])) {
-            i++;
-            continue;
-        }
-        if ((strcmp(a, "--url") == 0 || strcmp(a, "--prefix") == 0 ||
-             strcmp(a, "--timeout") == 0) &&
-            i + 1 < argc) {
-            const char *v = argv[++i];
-            if (a[2] == 'u') {
-                g.url = v;
-            } else if (a[2] == 'p') {
-                g.prefix = v;
-            } else if (cli_duration(v, NULL, 0, &g.timeout_ms) != 0 ||
-                       g.timeout_ms < 1) {
-                cli_error("--timeout", "expected milliseconds >= 1, got \"%s\"",
-                          v);
-                return EXIT_USAGE;
-            }
-            continue;
-        }
-        cli_error("usage", "unknown or incomplete option \"%s\"", a);
-        usage(stderr);
-        return EXIT_USAGE;
-    }
-    if (i == argc) {
-        cli_error("usage", "no command given");
-        usage(stderr);
-        return EXIT_USAGE;
-    }
+    if (rc != 0)
+        return rc < 0 ? 0 : rc;
     if (strcmp(argv[i], "run") == 0)
         return cli_run(&g, argc - i - 1, argv + i + 1);
     if (strcmp(argv[i], "info") == 0)

@@ -25,16 +25,6 @@ extern char **environ;
 /* The one owner of this process's hold (the calls come from two threads). */
 #define OWNER ((rdl_owner_t)1)
 
-typedef struct run_opts {
-    const char *kind;
-    uint32_t permits; /* --permits (semaphore), else 0 */
-    int64_t wait_ms;
-    int64_t lease_ms; /* 0: auto (the default watchdog lease) */
-    int on_lost;      /* SIGTERM, SIGKILL or 0 (ignore) */
-    const char *name;
-    char **cmd;
-} run_opts;
-
 typedef struct acquiring {
     rdl_lock_t *lock;
     int64_t wait_ms;
@@ -78,7 +68,7 @@ void cli_usage_run(FILE *f)
         f);
 }
 
-static int parse(int argc, char **argv, run_opts *o)
+int cli_parse_run(int argc, char **argv, cli_run_opts *o)
 {
     int i;
     o->kind = "lock";
@@ -90,13 +80,13 @@ static int parse(int argc, char **argv, run_opts *o)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             cli_usage_run(stdout);
-            exit(0);
+            return -1;
         }
         if (a[0] != '-' || strcmp(a, "--") == 0)
             break;
         if (v == NULL) {
             cli_error("run", "%s needs a value", a);
-            return -1;
+            return EXIT_USAGE;
         }
         i++;
         if (strcmp(a, "--kind") == 0) {
@@ -105,7 +95,7 @@ static int parse(int argc, char **argv, run_opts *o)
             if (cli_permits(v, &o->permits) != 0) {
                 cli_error("--permits", "expected 1..%u, got \"%s\"",
                           RDL_SEMAPHORE_MAX_PERMITS, v);
-                return -1;
+                return EXIT_USAGE;
             }
         } else if (strcmp(a, "--wait") == 0) {
             if (cli_duration(v, "forever", RDL_WAIT_FOREVER, &o->wait_ms)) {
@@ -113,7 +103,7 @@ static int parse(int argc, char **argv, run_opts *o)
                           "expected milliseconds or forever, got "
                           "\"%s\"",
                           v);
-                return -1;
+                return EXIT_USAGE;
             }
         } else if (strcmp(a, "--lease") == 0) {
             if (cli_duration(v, "auto", 0, &o->lease_ms) != 0 ||
@@ -122,7 +112,7 @@ static int parse(int argc, char **argv, run_opts *o)
                           "expected milliseconds >= 100 or auto, "
                           "got \"%s\"",
                           v);
-                return -1;
+                return EXIT_USAGE;
             }
         } else if (strcmp(a, "--on-lost") == 0) {
             if (strcmp(v, "term") == 0)
@@ -136,29 +126,29 @@ static int parse(int argc, char **argv, run_opts *o)
                           "expected term, kill or ignore, got "
                           "\"%s\"",
                           v);
-                return -1;
+                return EXIT_USAGE;
             }
         } else {
             cli_error("run", "unknown option \"%s\"", a);
-            return -1;
+            return EXIT_USAGE;
         }
     }
     if ((strcmp(o->kind, "semaphore") == 0) != (o->permits != 0)) {
         cli_error("--permits", o->permits != 0
                                    ? "only a semaphore has permits"
                                    : "a semaphore needs --permits N");
-        return -1;
+        return EXIT_USAGE;
     }
     if (i == argc || strcmp(argv[i], "--") == 0) {
         cli_error("run", "no lock NAME given");
-        return -1;
+        return EXIT_USAGE;
     }
     o->name = argv[i++];
     if (i < argc && strcmp(argv[i], "--") == 0)
         i++;
     if (i == argc) {
         cli_error("run", "no command given after NAME");
-        return -1;
+        return EXIT_USAGE;
     }
     o->cmd = argv + i;
     return 0;
@@ -235,7 +225,7 @@ static pid_t spawn(char **cmd, const sigset_t *set)
 }
 
 /* Runs until CMD exits; returns its wait status. */
-static int supervise(const cli *g, const run_opts *o, pid_t pid,
+static int supervise(const cli *g, const cli_run_opts *o, pid_t pid,
                      const sigset_t *set)
 {
     int status = 0, told = 0;
@@ -265,7 +255,7 @@ static int supervise(const cli *g, const run_opts *o, pid_t pid,
 
 int cli_run(const cli *g, int argc, char **argv)
 {
-    run_opts o;
+    cli_run_opts o;
     sigset_t set;
     rdl_client_t *c;
     cli_lock l;
@@ -275,7 +265,9 @@ int cli_run(const cli *g, int argc, char **argv)
     int rc, status, code;
 
     memset(&o, 0, sizeof(o));
-    if (parse(argc, argv, &o) != 0) {
+    if ((rc = cli_parse_run(argc, argv, &o)) != 0) {
+        if (rc < 0)
+            return 0; /* --help */
         cli_usage_run(stderr);
         return EXIT_USAGE;
     }
