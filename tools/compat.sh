@@ -18,11 +18,12 @@
 # The set: every test that talks to a server, except the stress profiles,
 # the TLS copy of the cluster suite (TLS has its own suite, which runs)
 # and the longest durable loop (test_durable_failover_loop; its
-# append-only twin runs where the server has WAITAOF). Every kind,
-# wake-ups, the watchdog, the fault proxy, a 6-node cluster with
-# failovers, Sentinel with failovers, TLS, durability and the rdl tool
-# are in it. Debian's own redis-server runs the whole suite (test.sh's
-# test stage).
+# append-only twin runs where the server has WAITAOF); then one stress
+# profile, plain_fair_rw (every kind under contention, judged by the
+# history checker). Every kind, wake-ups, the watchdog, the fault proxy,
+# a 6-node cluster with failovers, Sentinel with failovers, TLS,
+# durability and the rdl tool are in it. Debian's own redis-server runs
+# the whole suite (test.sh's test stage).
 #
 # Exit status: 0 when every server passed (or none was found: a message
 # says so), 1 when one failed, 2 for bad arguments.
@@ -35,7 +36,9 @@ list=0
 dirs=()
 jobs=${COMPAT_JOBS:-$(nproc 2>/dev/null || echo 2)}
 
-# Not in the set: no server, or another stage's job (see above).
+# Not in the set: no server, or another stage's job (see above). Then one
+# stress profile, alone: every kind contending, judged by the checker.
+stress='^stress\.plain_fair_rw$'
 exclude='^(stress|stress_check|cluster_tls|layers|url|keys|reply|slot|alloc|error|oom)\.|^durable\.test_durable_failover_loop$'
 
 while [ $# -gt 0 ]; do
@@ -47,7 +50,7 @@ while [ $# -gt 0 ]; do
         ;;
     --list) list=1 ;;
     -h | --help)
-        sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+        sed -n '2,29p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     -*)
@@ -90,7 +93,8 @@ fi
 
 if [ $list -eq 1 ]; then
     printf '%s\n' "${servers[@]}"
-    (cd "$build" && ctest -N -E "$exclude" | tail -n 1)
+    (cd "$build" && ctest -N -E "$exclude" | tail -n 1 &&
+        ctest -N -R "$stress" | tail -n 1)
     exit 0
 fi
 
@@ -105,7 +109,10 @@ for s in "${servers[@]}"; do
     (cd "$build" &&
         env -u RDL_TEST_REDIS_SERVER PATH="$s/bin:$PATH" \
             ctest --output-on-failure --no-tests=error --timeout 300 \
-            -j "$jobs" -E "$exclude") || rc=$?
+            -j "$jobs" -E "$exclude" &&
+        env -u RDL_TEST_REDIS_SERVER PATH="$s/bin:$PATH" \
+            ctest --output-on-failure --no-tests=error --timeout 300 \
+            -R "$stress") || rc=$?
     secs=$(($(date +%s) - start))
     if [ $rc -eq 0 ]; then
         summary+=("passed in ${secs} s: $version")
