@@ -27,6 +27,9 @@ int rdl__latch_count(rdl_latch_t *l, uint64_t *out);
 /* call.c: the reply of latch_count.lua, {count, pttl}: 0 with the count
  * and pttl (-2 if absent), or RDL_EPROTO. */
 int rdl__latch_parse_count(const redisReply *r, uint64_t *count, int64_t *pttl);
+/* call.c: says (rdl_client_errmsg()) that the server answered a script of
+ * l's with r, which no script returns (the call fails with RDL_EPROTO). */
+void rdl__latch_bad_reply(rdl_latch_t *l, const redisReply *r);
 /* call.c: runs latch_count.lua for l (loop thread). */
 int rdl__latch_send_count(rdl_latch_t *l, rdl__reply_fn fn, void *data);
 

@@ -38,6 +38,12 @@
  * than this (see scripts/lock_acquire.lua). */
 #define RDL__FENCE_RETENTION_MS 86400000
 
+/* The most levels a grant may count beyond those the client believes the
+ * owner holds, plus the one asked for (acquire.c trim): releases lost in
+ * failovers leave a few; a grant that counts more is a reply no script
+ * sent (RDL_EPROTO), not levels to give back one by one. */
+#define RDL__STALE_MAX 64
+
 /* One try's result. */
 typedef struct rdl__try {
     int acquired;
