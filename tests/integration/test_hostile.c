@@ -360,9 +360,11 @@ static void test_hostile_latch(void **state)
 
 /* ---- release and renewal ---------------------------------------------------- */
 
-/* A release answered with junk fails with a message; the hold was not
- * released on the server, and the client still knows it: the next
- * release, answered by the server, frees it. */
+/* A release answered with junk fails with a message. A reply of the
+ * wrong shape may stand for a release that ran (a proxy that mangled its
+ * answer), so the client no longer counts on the hold; an error reply
+ * says it did not run, and the hold stands. Here it never ran: the next
+ * release, answered by the server, frees the lock. */
 static void test_hostile_release(void **state)
 {
     scene *s = scene_start();
@@ -385,6 +387,11 @@ static void test_hostile_release(void **state)
         rc = rdl_lock_release_as(l, A);
         check_failed("release", jc, c, rc, rdlt_now_ms() - t0);
         junk(s, NULL);
+        if (jc->want == RDL_ESERVER)
+            assert_true(rdl_lock_fencing_token(l, A) != 0);
+        else if (rdl_lock_fencing_token(l, A) != 0 ||
+                 rdl_lock_valid_ms(l, A) != 0)
+            fail_msg("release, %s: still believed held", jc->name);
         assert_int_equal(rdlt_count_held(s->backend, "*"), 1);
         rdlt_assert_ok(rdl_lock_release_as(l, A));
         assert_int_equal(rdlt_count_held(s->backend, "*"), 0);
@@ -571,9 +578,6 @@ static void batch_case(const char *text, int want, int nwant)
             fail_msg("call %d: believed held", i);
     }
     assert_int_equal(failed, nwant);
-    assert_true(rdlt_fake_count(s->fake, "EVALSHA") +
-                    rdlt_fake_count(s->fake, "EVAL") <
-                NA);
     assert_int_equal(rdlt_count_held(s->backend, "*"), 0);
 }
 
