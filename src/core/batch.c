@@ -82,8 +82,8 @@ static void answer(rdl_client_t *c, item *it, int status, const redisReply *r,
                    uint64_t written_ms)
 {
     if (status == 0 && r != NULL && r->type == REDIS_REPLY_ERROR) {
-        status = rdl__reply_code(r);
-        if (status == 0)
+        status = rdl__reply_public(rdl__reply_code(r));
+        if (status >= 0) /* an error that looks like a message push */
             status = RDL_ESERVER;
         rdl__errmsg_set(c, "%s: %.200s", rdl__scripts[it->id].name, r->str);
     }

@@ -1,6 +1,7 @@
 /* The one place that reads the strings of server replies: rdl__reply_code()
  * maps error replies to codes and recognises pub/sub pushes. Everything
  * else in the library works with its result. */
+#include <stdio.h>
 #include <string.h>
 
 #include "reply.h"
@@ -77,6 +78,53 @@ int rdl__reply_code(const redisReply *r)
     if (strstr(r->str, "script") != NULL)
         return RDL_ESCRIPT;
     return RDL_ESERVER;
+}
+
+int rdl__reply_public(int code)
+{
+    switch (code) {
+    case RDL__ENOSCRIPT:
+        return RDL_ESCRIPT;
+    case RDL__EMOVED:
+    case RDL__EASK:
+    case RDL__ETRYAGAIN:
+        return RDL_EREDIRECT;
+    case RDL__ELOADING:
+        return RDL_ECONNREFUSED; /* as a cluster reports it: nothing ran */
+    default:
+        return code;
+    }
+}
+
+const char *rdl__reply_shape(const redisReply *r, char *buf, size_t len)
+{
+    if (r == NULL) {
+        snprintf(buf, len, "no reply");
+        return buf;
+    }
+    switch (r->type) {
+    case REDIS_REPLY_STRING:
+        snprintf(buf, len, "a %zu-byte string", r->len);
+        break;
+    case REDIS_REPLY_STATUS:
+        snprintf(buf, len, "a status (+%.40s)", r->str);
+        break;
+    case REDIS_REPLY_INTEGER:
+        snprintf(buf, len, "an integer (%lld)", r->integer);
+        break;
+    case REDIS_REPLY_NIL:
+        snprintf(buf, len, "nil");
+        break;
+    case REDIS_REPLY_ARRAY:
+        snprintf(buf, len, "an array of %zu elements", r->elements);
+        break;
+    case REDIS_REPLY_ERROR:
+        snprintf(buf, len, "an error (-%.60s)", r->str);
+        break;
+    default:
+        snprintf(buf, len, "a reply of type %d", r->type);
+    }
+    return buf;
 }
 
 int rdl__reply_message(const redisReply *r, const char **chan, size_t *chanlen,

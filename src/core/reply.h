@@ -38,6 +38,18 @@ enum {
  * reply. */
 int rdl__reply_code(const redisReply *r);
 
+/* The code a caller gets for rdl__reply_code()'s result when nothing
+ * handles the reply itself: an internal code (a redirect, a migration or a
+ * load from a server the client does not follow as a cluster node, a
+ * NOSCRIPT not retried) becomes the public code of its family; any other
+ * code is returned as it is. */
+int rdl__reply_public(int code);
+
+/* What r is, in a few words, into buf ("an integer (5)", "an array of 4
+ * elements", "a 1048576-byte string"): for the message of a reply that
+ * no script returns. Returns buf. */
+const char *rdl__reply_shape(const redisReply *r, char *buf, size_t len);
+
 /* If r is a MOVED or ASK error ("MOVED 3999 127.0.0.1:6381"), stores the
  * slot and the address (host "" if the node did not know its own, port) and
  * returns 1; else returns 0. */

@@ -84,6 +84,10 @@ static void on_reply(void *data, int status, const redisReply *r,
         status = RDL_ESCRIPT;
     } else if (status < 0 && r != NULL && r->type == REDIS_REPLY_ERROR) {
         rdl__errmsg_set(k->c, "%s on %s: %.200s", s->name, addr_of(k), r->str);
+        /* A redirect or a load in progress that no router followed (a
+         * standalone server that says MOVED): its internal code stays
+         * here. */
+        status = rdl__reply_public(status);
     }
     k->fn(k->data, status, r, written_ms);
     rdl__free(k);

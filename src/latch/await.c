@@ -72,8 +72,8 @@ static void on_check(void *data, int status, const redisReply *r,
     (void)written_ms;
 
     op->wait.inflight = 0;
-    if (status == 0)
-        status = rdl__latch_parse_count(r, &count, &pttl);
+    if (status == 0 && (status = rdl__latch_parse_count(r, &count, &pttl)) != 0)
+        rdl__latch_bad_reply(op->l, r);
     if (status != 0) {
         /* The check writes nothing: it is safe to send again. */
         if (rdl__wait_retry(&op->wait, status, now))

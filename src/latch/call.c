@@ -63,6 +63,15 @@ int rdl__latch_parse_count(const redisReply *r, uint64_t *count, int64_t *pttl)
     return parse_u64(r->element[0], count);
 }
 
+void rdl__latch_bad_reply(rdl_latch_t *l, const redisReply *r)
+{
+    char shape[96];
+    rdl__errmsg_set(l->c,
+                    "latch \"%.200s\": the server answered with %s, which "
+                    "no script returns",
+                    l->name, rdl__reply_shape(r, shape, sizeof(shape)));
+}
+
 int rdl__latch_send_count(rdl_latch_t *l, rdl__reply_fn fn, void *data)
 {
     const char *keys[1] = {l->key};
@@ -139,6 +148,8 @@ static void on_reply(void *data, int status, const redisReply *r,
             status = rdl__latch_parse_count(r, &k->count, &pttl);
         else
             status = rdl__latch_parse_flag_count(r, &flag, &count);
+        if (status == RDL_EPROTO)
+            rdl__latch_bad_reply(l, r);
     }
     if (status == 0 && k->op == OP_SET && flag == 0) {
         rdl__errmsg_set(l->c,

@@ -31,6 +31,9 @@ int rdl__latch_parse_count(const redisReply *r, uint64_t *count, int64_t *pttl);
  * count} (the count a decimal string): 0 with both, or RDL_EPROTO. */
 int rdl__latch_parse_flag_count(const redisReply *r, long long *flag,
                                 uint64_t *count);
+/* call.c: says (rdl_client_errmsg()) that the server answered a script of
+ * l's with r, which no script returns (the call fails with RDL_EPROTO). */
+void rdl__latch_bad_reply(rdl_latch_t *l, const redisReply *r);
 /* call.c: runs latch_count.lua for l (loop thread). */
 int rdl__latch_send_count(rdl_latch_t *l, rdl__reply_fn fn, void *data);
 

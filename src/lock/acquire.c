@@ -251,6 +251,23 @@ static int given_back_late(rdl__acquire *op, uint32_t count)
     return 1;
 }
 
+/* A reply no script returns (a proxy, a wrong server on the port): the
+ * acquisition fails with RDL_EPROTO. Whatever answered may have run the
+ * try all the same (a proxy that mangled a grant), so the level it may
+ * have taken is given back like an unknown outcome's. */
+static void bad_reply(rdl__acquire *op, const redisReply *r)
+{
+    char shape[96];
+    if (r != NULL)
+        rdl__errmsg_set(op->lock->c,
+                        "lock \"%.200s\": the server answered a try with "
+                        "%s, which no script returns",
+                        op->lock->name,
+                        rdl__reply_shape(r, shape, sizeof(shape)));
+    undo(op);
+    complete(op, op->canceled ? RDL_ECANCELED : RDL_EPROTO);
+}
+
 static void try_answered(rdl__acquire *op, int status, const redisReply *r,
                          uint64_t written)
 {
@@ -268,6 +285,13 @@ static void try_answered(rdl__acquire *op, int status, const redisReply *r,
         op->sent_at = written;
     if (status == 0)
         status = lock->kind->parse_try(r, &res);
+    if (status == 0 && res.acquired && res.count > op->known + 1 &&
+        res.count - op->known - 1 > RDL__STALE_MAX)
+        status = RDL_EPROTO; /* no failover leaves that many behind */
+    if (status == RDL_EPROTO) {
+        bad_reply(op, r);
+        return;
+    }
     if (status == 0 && res.acquired) {
         if (op->canceled) {
             undo(op);

@@ -38,6 +38,14 @@
  * than this (see scripts/lock_acquire.lua). */
 #define RDL__FENCE_RETENTION_MS 86400000
 
+/* The most levels a grant may count beyond those the client believes the
+ * owner holds, plus the one asked for (acquire.c trim): releases lost in
+ * a failover leave at most the owner's nesting depth, far below this; a
+ * grant that counts more is a reply no script sent (RDL_EPROTO), not
+ * levels to give back (trim() sends one release per level, all at once,
+ * so 2^31 of them would exhaust memory). */
+#define RDL__STALE_MAX 1024
+
 /* One try's result. */
 typedef struct rdl__try {
     int acquired;

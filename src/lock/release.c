@@ -49,10 +49,12 @@ static int send_script(rdl__release *op)
 static void complete(rdl__release *op, int status)
 {
     rdl_lock_t *lock = op->lock;
-    if (status == RDL_ENOTHELD)
+    /* An undo's or a stale level's outcome answers nobody's call: it must
+     * not become the message of the call it serves. */
+    if (op->done == NULL && status == RDL_ENOTHELD)
         rdl__errmsg_set(lock->c, "lock \"%.200s\" is not held by this owner",
                         lock->name);
-    else if (status == RDL_ELOST)
+    else if (op->done == NULL && status == RDL_ELOST)
         rdl__errmsg_set(lock->c,
                         "the hold of lock \"%.200s\" was lost before "
                         "the release (its lease ended, or it was "
@@ -76,10 +78,18 @@ static void on_release(void *data, int status, const redisReply *r,
     rdl_lock_t *lock = op->lock;
     uint32_t remaining = 0;
     uint64_t since = 0, token = 0;
+    char shape[96];
     (void)written_ms;
 
-    if (status == 0)
+    if (status == 0) {
         status = rdl__parse_release(r, &remaining);
+        if (status == RDL_EPROTO && op->done == NULL)
+            rdl__errmsg_set(lock->c,
+                            "lock \"%.200s\": the server answered a release "
+                            "with %s, which no script returns",
+                            lock->name,
+                            rdl__reply_shape(r, shape, sizeof(shape)));
+    }
     if (rdl__outcome_unknown(status)) {
         op->unknown_status = status;
         /* A retry inside the window finds the record of a final release
@@ -115,8 +125,10 @@ static void on_release(void *data, int status, const redisReply *r,
         /* Known here, not held there: the hold ended under its owner. */
         if (rdl__hold_released(lock, op->owner, -1))
             status = RDL_ELOST;
-    } else if (rdl__outcome_unknown(status)) {
-        /* Maybe released: stop renewing, a hold left expires by lease. */
+    } else if (rdl__outcome_unknown(status) || status == RDL_EPROTO) {
+        /* Maybe released (a reply no script returns may stand for a
+         * release that ran): stop renewing, a hold left expires by lease,
+         * and nothing is believed held that may not be. */
         (void)rdl__hold_released(lock, op->owner, -1);
     } else if (rdl__hold_released(lock, op->owner, -2)) {
         status = RDL_ELOST; /* not applied, but the hold was lost anyway */

@@ -25,25 +25,29 @@ int rdl__int_at(const redisReply *r, size_t i, long long *out)
     return 0;
 }
 
+/* Replies are read exactly: an element too many, a count a uint32_t
+ * cannot hold or a flag no script returns is a reply no script sent (a
+ * proxy, a wrong server), never a grant or a release. */
 int rdl__parse_try(const redisReply *r, rdl__try *out)
 {
     long long flag, a, b = 0;
     if (rdl__int_at(r, 0, &flag) != 0)
         return RDL_EPROTO;
-    if (flag == -1)
-        return RDL_EDEADLK; /* an upgrade: it would wait on itself */
+    if (flag == -1) /* an upgrade: it would wait on itself */
+        return r->elements == 1 ? RDL_EDEADLK : RDL_EPROTO;
     if (rdl__int_at(r, 1, &a) != 0)
         return RDL_EPROTO;
     if (flag == 1) {
-        if (rdl__int_at(r, 2, &b) != 0 || a <= 0 || b <= 0 || !u32(b))
+        if (r->elements != 3 || rdl__int_at(r, 2, &b) != 0 || a <= 0 ||
+            b <= 0 || !u32(b))
             return RDL_EPROTO;
         out->acquired = 1;
         out->token = (uint64_t)a;
         out->count = (uint32_t)b;
         return 0;
     }
-    if (flag != 0 || (r->elements > 2 && rdl__int_at(r, 2, &b) != 0) ||
-        b > (long long)UINT32_MAX)
+    if (flag != 0 || r->elements > 3 ||
+        (r->elements == 3 && rdl__int_at(r, 2, &b) != 0) || b > (long long)UINT32_MAX)
         return RDL_EPROTO;
     out->acquired = 0;
     out->pttl_ms = a;
@@ -56,11 +60,12 @@ int rdl__parse_release(const redisReply *r, uint32_t *remaining)
     long long flag, n;
     if (rdl__int_at(r, 0, &flag) != 0)
         return RDL_EPROTO;
-    if (flag == 0)
+    if (flag == 0 && r->elements == 1)
         return RDL_ENOTHELD;
     /* rdl__hold_released() takes an int, whose negative values mean
      * something else. */
-    if (rdl__int_at(r, 1, &n) != 0 || n < 0 || n > INT_MAX)
+    if (flag != 1 || r->elements != 2 || rdl__int_at(r, 1, &n) != 0 || n < 0 ||
+        n > INT_MAX)
         return RDL_EPROTO;
     *remaining = (uint32_t)n;
     return 0;
@@ -68,7 +73,8 @@ int rdl__parse_release(const redisReply *r, uint32_t *remaining)
 
 int rdl__parse_force(const redisReply *r)
 {
-    if (r == NULL || r->type != REDIS_REPLY_INTEGER)
+    if (r == NULL || r->type != REDIS_REPLY_INTEGER ||
+        (r->integer != 0 && r->integer != 1))
         return RDL_EPROTO;
     return r->integer == 1 ? 0 : RDL_ENOTHELD;
 }
@@ -77,6 +83,8 @@ int rdl__parse_info(const redisReply *r, rdl_lock_info_t *out)
 {
     long long v[9];
     size_t i;
+    if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != 9)
+        return RDL_EPROTO;
     for (i = 0; i < 9; i++)
         if (rdl__int_at(r, i, &v[i]) != 0)
             return RDL_EPROTO;

@@ -225,7 +225,13 @@ int rdl__lock_change(
 static int forced(rdl_lock_t *lock, const redisReply *r, void *data)
 {
     int status = rdl__parse_force(r);
+    char shape[96];
     (void)data;
+    if (status == RDL_EPROTO)
+        rdl__errmsg_set(lock->c,
+                        "lock \"%.200s\": the server answered a force "
+                        "release with %s, which no script returns",
+                        lock->name, rdl__reply_shape(r, shape, sizeof(shape)));
     if (status == 0)
         rdl__hold_clear(lock);
     else if (status == RDL_ENOTHELD)
@@ -248,13 +254,18 @@ static void on_info(void *data, int status, const redisReply *r,
                     uint64_t written_ms)
 {
     lock_call *k = data;
+    char shape[96];
     (void)written_ms;
     if (rdl__outcome_unknown(status) && k->unknown++ < RDL__UNKNOWN_RETRIES) {
         start_info(&k->sync);
         return;
     }
-    if (status == 0)
-        status = rdl__parse_info(r, k->info);
+    if (status == 0 && (status = rdl__parse_info(r, k->info)) != 0)
+        rdl__errmsg_set(k->lock->c,
+                        "lock \"%.200s\": the server answered an info "
+                        "call with %s, which no script returns",
+                        k->lock->name,
+                        rdl__reply_shape(r, shape, sizeof(shape)));
     if (status == 0 && k->info->permits == 0) /* none stored: the object's */
         k->info->permits = k->lock->permits;
     rdl__sync_done(&k->sync, status);

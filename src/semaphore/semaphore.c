@@ -54,8 +54,14 @@ int rdl_semaphore_new(rdl_client_t *c, const char *name, uint32_t permits,
 /* The total is stored: the object offers it from now on. */
 static int set_done(rdl_lock_t *lock, const redisReply *r, void *data)
 {
-    if (r->type != REDIS_REPLY_INTEGER)
+    char shape[96];
+    if (r->type != REDIS_REPLY_INTEGER) {
+        rdl__errmsg_set(lock->c,
+                        "semaphore \"%.200s\": the server answered a new "
+                        "total with %s, which no script returns",
+                        lock->name, rdl__reply_shape(r, shape, sizeof(shape)));
         return RDL_EPROTO;
+    }
     lock->permits = *(const uint32_t *)data;
     return 0;
 }

@@ -25,6 +25,9 @@
 #define MAX_CLIENTS 16
 /* Arguments of one command: rdl's batches send up to about 1000. */
 #define MAX_ARGS 1100
+/* Room for a rule's raw reply: enough for a bulk string of a megabyte,
+ * as a hostile server might send instead of a script's answer. */
+#define REPLY_MAX ((size_t)2 << 20)
 
 typedef struct fclient {
     int fd; /* -1: free */
@@ -43,6 +46,7 @@ struct rdlt_fake {
     pthread_t thread;
     rdlt_cmdlog cmds;
     fclient cl[MAX_CLIENTS];
+    char *reply; /* REPLY_MAX bytes: a rule's answer (the thread's only) */
 };
 
 /* ---- output ------------------------------------------------------------- */
@@ -214,7 +218,7 @@ static int forward(rdlt_fake *f, fclient *k, const redisReply *cmd, buf *out)
 /* Handles one command; returns -1 when the connection must close. */
 static int handle(rdlt_fake *f, fclient *k, const redisReply *cmd)
 {
-    char *argv[MAX_ARGS], reply[512];
+    char *argv[MAX_ARGS], *reply = f->reply;
     size_t lens[MAX_ARGS], i;
     unsigned n;
     int action = RDLT_FAKE_FORWARD, rc = 0;
@@ -233,7 +237,7 @@ static int handle(rdlt_fake *f, fclient *k, const redisReply *cmd)
     reply[0] = '\0';
     if (f->rule != NULL)
         action = f->rule(f, f->data, (int)cmd->elements, argv, lens, n, reply,
-                         sizeof(reply));
+                         REPLY_MAX);
     switch (action) {
     case RDLT_FAKE_REPLY:
         put(&out, reply, strlen(reply));
@@ -335,6 +339,7 @@ static void destroy(void *p)
     close(f->wake[1]);
     close(f->lfd);
     rdlt_cmdlog_free(&f->cmds);
+    free(f->reply);
     free(f);
 }
 
@@ -347,6 +352,8 @@ rdlt_fake *rdlt_fake_start(rdlt_server *backend, rdlt_fake_rule rule,
     int i;
 
     assert_non_null(f);
+    f->reply = malloc(REPLY_MAX);
+    assert_non_null(f->reply);
     f->backend = backend;
     f->rule = rule;
     f->data = data;

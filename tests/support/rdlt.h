@@ -308,7 +308,9 @@ enum {
 
 /* Called on the fake's thread for every command: argv[0..argc) with
  * lengths; n is how many commands named argv[0] (case-insensitive) this
- * node has received, this one included. Must not call cmocka. */
+ * node has received, this one included. `out` has room for outlen bytes
+ * (2 MiB: a bulk string of a megabyte fits), NUL-terminated. Must not
+ * call cmocka. */
 typedef int (*rdlt_fake_rule)(rdlt_fake *f, void *data, int argc, char **argv,
                               size_t *lens, unsigned n, char *out,
                               size_t outlen);
