@@ -7,11 +7,13 @@
 #
 # A SERVER_DIR is a server build: a folder whose bin/ holds redis-server,
 # redis-sentinel and redis-cli (Valkey's binaries answer to those names).
-# For each one, bin/ goes first on PATH and the tests of DIR (default:
-# build/, as tools/test.sh's build stage leaves it) run against that
-# server. With no SERVER_DIR: the folders named in $RDL_COMPAT_SERVERS
-# (separated by ':'), else every servers/*/ folder of a directory beside
-# the checkout (../*/servers/*/, where a CI machine keeps such builds).
+# For each one, bin/ goes first on PATH, RDL_TEST_REDIS_SERVER names its
+# redis-server (the C tests take that one, the shell tests PATH's), and
+# the tests of DIR (default: build/, as tools/test.sh's build stage leaves
+# it) run against that server. With no SERVER_DIR: the folders named in
+# $RDL_COMPAT_SERVERS (separated by ':'), else every servers/*/ folder of
+# a directory beside the checkout (../*/servers/*/, where a CI machine
+# keeps such builds).
 # --list prints the folders found and the tests of the set, and runs
 # nothing.
 #
@@ -107,10 +109,10 @@ for s in "${servers[@]}"; do
     start=$(date +%s)
     rc=0
     (cd "$build" &&
-        env -u RDL_TEST_REDIS_SERVER PATH="$s/bin:$PATH" \
+        RDL_TEST_REDIS_SERVER="$s/bin/redis-server" PATH="$s/bin:$PATH" \
             ctest --output-on-failure --no-tests=error --timeout 300 \
             -j "$jobs" -E "$exclude" &&
-        env -u RDL_TEST_REDIS_SERVER PATH="$s/bin:$PATH" \
+        RDL_TEST_REDIS_SERVER="$s/bin/redis-server" PATH="$s/bin:$PATH" \
             ctest --output-on-failure --no-tests=error --timeout 300 \
             -R "$stress") || rc=$?
     secs=$(($(date +%s) - start))

@@ -38,14 +38,17 @@ struct rdlt_server {
     redisContext *ctx; /* for rdlt_cmd(), reopened after a restart */
 };
 
-/* The redis-server binary: $RDL_TEST_REDIS_SERVER, else the first
- * redis-server on PATH. Returns 0 and fills path, or -1. */
+/* The redis-server binary: $RDL_TEST_REDIS_SERVER (the caller's choice),
+ * else $RDL_TEST_REDIS_SERVER_DEFAULT (the one CMake found), else the
+ * first redis-server on PATH. Returns 0 and fills path, or -1. */
 static int find_binary(char *path, size_t len)
 {
     const char *env = getenv("RDL_TEST_REDIS_SERVER");
     const char *dirs = getenv("PATH");
     char *copy, *tok, *save = NULL;
 
+    if (env == NULL || env[0] == '\0')
+        env = getenv("RDL_TEST_REDIS_SERVER_DEFAULT");
     if (env != NULL && env[0] != '\0') {
         snprintf(path, len, "%s", env);
         return access(path, X_OK) == 0 ? 0 : -1;
