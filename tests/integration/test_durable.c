@@ -706,7 +706,11 @@ static void test_durable_late_grant_read(void **state)
 
 /* ---- WAITAOF: the FSYNCED levels (rdl_client_set_durable_level) ------- */
 
-static const char *const aof_yes[] = {"--appendonly", "yes", NULL};
+/* Append-only nodes that fsync every write: with the default (everysec)
+ * a replica's file confirms a write only at its next fsync, up to about a
+ * second later, as long as the tests' durable timeouts. */
+static const char *const aof_yes[] = {"--appendonly", "yes", "--appendfsync",
+                                      "always", NULL};
 
 /* A client at `level` (durability off when replicas is 0), connected;
  * fails the test if it cannot connect. */
@@ -767,8 +771,13 @@ static void need_waitaof(void)
 /* A master with append-only files (appendonly 1) or without. */
 static rdlt_server *aof_master(int appendonly)
 {
-    const char *args[] = {"--repl-diskless-sync-delay", "0", "--appendonly",
-                          appendonly ? "yes" : "no", NULL};
+    const char *args[] = {"--repl-diskless-sync-delay",
+                          "0",
+                          "--appendonly",
+                          appendonly ? "yes" : "no",
+                          "--appendfsync",
+                          "always",
+                          NULL};
     return rdlt_server_start_args(args);
 }
 
@@ -780,6 +789,8 @@ static rdlt_server *aof_replica(rdlt_server *m, int appendonly)
                           port,
                           "--appendonly",
                           appendonly ? "yes" : "no",
+                          "--appendfsync",
+                          "always",
                           NULL};
     snprintf(port, sizeof(port), "%d", rdlt_server_port(m));
     return rdlt_server_start_args(args);
