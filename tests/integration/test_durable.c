@@ -854,6 +854,7 @@ static void assert_no_waitaof_refusal(rdl_client_t *c, int rc, int64_t ms,
         fail_msg("the message does not say it: \"%s\"", msg);
     /* At once, not after the connect timeout (2000 ms). */
     rdlt_assert_between(ms, 0, 1500);
+    print_message("refused in %lld ms: %s\n", (long long)ms, msg);
 }
 
 /* A server without WAITAOF (Redis 7.0 and older) cannot confirm the
@@ -1025,6 +1026,8 @@ static void test_durable_fsynced_master_needs_its_file(void **state)
         fail_msg("connect: %s (%s), expected RDL_ENOTSUP", rdl_err_name(rc),
                  rdl_client_errmsg(c));
     rdlt_assert_between(ms, 0, 1500);
+    print_message("refused in %lld ms: %s\n", (long long)ms,
+                  rdl_client_errmsg(c));
     c = level_client(rdlt_server_url(m), 1, 1000, RDL_DURABLE_FSYNCED);
     l = rdlt_lock(c, "mfile");
     rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 30000));
@@ -1042,6 +1045,8 @@ static void test_durable_fsynced_master_needs_its_file(void **state)
     if (rc != RDL_ENOTSUP || strstr(rdl_client_errmsg(c), "appendonly") == NULL)
         fail_msg("acquire: %s (%s), expected RDL_ENOTSUP", rdl_err_name(rc),
                  rdl_client_errmsg(c));
+    print_message("CONFIG refused, the grant refused: %s\n",
+                  rdl_client_errmsg(c));
     wait_free(m2, "mfile2");
 }
 
