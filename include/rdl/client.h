@@ -152,13 +152,14 @@ RDL_API int rdl_client_set_watchdog_ms(rdl_client_t *c, int64_t lease_ms);
  * Durable acquisitions (README "Durable acquisitions"): with replicas > 0
  * (or RDL_REPLICAS_ALL: every replica the master lists when the grant is
  * confirmed), an acquisition is reported only once WAIT confirms that that
- * many replicas received the grant and its fencing token, within
- * timeout_ms; otherwise the grant is given back (by its request id) and
- * the call fails with RDL_ENOREPLICAS, nothing held, rdl_client_errmsg()
- * saying how many replicas confirmed. So a failover to a confirmed replica
- * never hands a held lock to a second owner. Every lock kind, each part of
- * a MultiLock. The WAITs go on a connection of their own per master, so
- * other commands are not held up; concurrent grants share one WAIT.
+ * many replicas received the grant and its fencing token (or WAITAOF that
+ * it is in their append-only files: rdl_client_set_durable_level()),
+ * within timeout_ms; otherwise the grant is given back (by its request
+ * id) and the call fails with RDL_ENOREPLICAS, nothing held,
+ * rdl_client_errmsg() saying how many replicas confirmed. So a failover to a
+ * confirmed replica never hands a held lock to a second owner. Every lock kind,
+ * each part of a MultiLock. The WAITs go on a connection of their own per
+ * master, so other commands are not held up; concurrent grants share one WAIT.
  * Renewals of auto-leased holds count toward their deadlines only once
  * confirmed the same way; releases are not waited for (README).
  *
@@ -170,6 +171,49 @@ RDL_API int rdl_client_set_watchdog_ms(rdl_client_t *c, int64_t lease_ms);
  */
 RDL_API int rdl_client_set_durability(rdl_client_t *c, int replicas,
                                       int64_t timeout_ms);
+
+/** rdl_client_set_durable_level(): WAIT, the replicas received the write
+ *  in memory (the default). */
+#define RDL_DURABLE_RECEIVED 0
+/** WAITAOF 0 N: the write is fsynced to the replicas' append-only files. */
+#define RDL_DURABLE_FSYNCED 1
+/** WAITAOF 1 N: and to the master's own append-only file. */
+#define RDL_DURABLE_FSYNCED_MASTER 2
+
+/**
+ * What a durable confirmation (rdl_client_set_durability()) waits for
+ * (README "Durable acquisitions"). RDL_DURABLE_RECEIVED, the default:
+ * `WAIT`, the replicas received the grant in memory; a replica that
+ * crashes and restarts without it can then be promoted without it.
+ * RDL_DURABLE_FSYNCED: `WAITAOF 0 N`, the grant is fsynced to the
+ * append-only files of that many replicas, so it survives their crash and
+ * restart from their files; replicas without `appendonly yes` never
+ * count. RDL_DURABLE_FSYNCED_MASTER: `WAITAOF 1 N`, also fsynced to the
+ * master's own file (a master restarted from its file keeps the grant).
+ * With RDL_REPLICAS_ALL and a master that has no replica, FSYNCED waits
+ * for nothing and FSYNCED_MASTER for the master's file. A refusal
+ * (RDL_ENOREPLICAS) says in rdl_client_errmsg() how many replicas' files
+ * (and whether the master's) had the grant. Renewals of auto-leased holds
+ * are confirmed at the same level. Unused while durability is off.
+ *
+ * The FSYNCED levels need `WAITAOF`: Redis 7.2 or later, Valkey 8 or
+ * later. rdl_client_connect() checks every connection to a data node
+ * (each master of a cluster or a Sentinel deployment, as it is reached)
+ * and fails with RDL_ENOTSUP, rdl_client_errmsg() naming the server, when
+ * the server has no `WAITAOF`, or, at RDL_DURABLE_FSYNCED_MASTER, when
+ * the master has `appendonly no`. A server that refuses `COMMAND` or
+ * `CONFIG GET` cannot be checked then: the confirmation itself fails
+ * with RDL_ENOTSUP (the grant given back), rdl_client_errmsg() quoting
+ * the server's refusal. A node reached after the connect (a failover, a
+ * cluster's other masters) that fails the check is not connected to:
+ * its commands fail as with an unreachable node, RDL_ECONNREFUSED.
+ *
+ * @param level  RDL_DURABLE_RECEIVED, RDL_DURABLE_FSYNCED or
+ *               RDL_DURABLE_FSYNCED_MASTER.
+ * @return 0; RDL_EINVAL for NULL c, another level, or after connect.
+ * Thread safety: as rdl_client_set_url().
+ */
+RDL_API int rdl_client_set_durable_level(rdl_client_t *c, int level);
 
 /**
  * Runs the client on the caller's libuv loop instead of a thread of its own.
@@ -205,8 +249,9 @@ RDL_API int rdl_client_set_loop(rdl_client_t *c, struct uv_loop_s *loop);
  *         RDL_ESERVER (e.g. SELECT of a database the server does not
  *         have); RDL_ENOMASTER (sentinel URL: a sentinel does not know the
  *         master's name; when no sentinel can be asked at all,
- *         RDL_ECONNREFUSED names each); RDL_ETLS (the TLS handshake failed
- *         or timed out,
+ *         RDL_ECONNREFUSED names each); RDL_ENOTSUP (a durable level
+ *         the server cannot confirm, rdl_client_set_durable_level());
+ *         RDL_ETLS (the TLS handshake failed or timed out,
  *         or the server's certificate was not trusted, did not match its
  *         name or had expired, or the server required a client certificate
  *         it did not get or accept); RDL_ENOMEM. rdl_client_errmsg() names the

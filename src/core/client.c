@@ -215,6 +215,22 @@ int rdl_client_set_durability(rdl_client_t *c, int replicas, int64_t timeout_ms)
     return 0;
 }
 
+int rdl_client_set_durable_level(rdl_client_t *c, int level)
+{
+    int rc = configurable(c);
+    if (rc != 0)
+        return rc;
+    if (level < RDL_DURABLE_RECEIVED || level > RDL_DURABLE_FSYNCED_MASTER) {
+        rdl__errmsg_set(c,
+                        "durable level %d: RDL_DURABLE_RECEIVED, _FSYNCED or "
+                        "_FSYNCED_MASTER",
+                        level);
+        return RDL_EINVAL;
+    }
+    c->net.durable_level = level;
+    return 0;
+}
+
 int rdl_client_set_loop(rdl_client_t *c, struct uv_loop_s *loop)
 {
     int rc = configurable(c);

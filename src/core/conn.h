@@ -59,6 +59,10 @@ rdl__conn *rdl__conn_new(rdl__net *net, rdl__conn_role role, const char *host,
  * strings must outlive the connection. Before the first start. */
 void rdl__conn_set_login(rdl__conn *cn, const char *user, const char *pass,
                          int db);
+/* This connection is to a server that holds no data of the client's (a
+ * sentinel): its handshake checks nothing the client's settings ask of a
+ * data node (the durable level's WAITAOF). Before the first start. */
+void rdl__conn_set_aux(rdl__conn *cn);
 /* Points the connection at another address: if it is connected or
  * connecting it is dropped (written commands fail with RDL_ECONNLOST) and
  * a new attempt starts at once; unsent commands wait for it. A no-op for
@@ -164,6 +168,11 @@ struct rdl__conn {
     const char *login_user; /* NULL: none */
     const char *login_pass; /* NULL: no AUTH */
     int login_db;
+    int aux; /* rdl__conn_set_aux() */
+    /* What the handshake learnt for the durable level (connect.c). */
+    int no_waitaof; /* COMMAND INFO WAITAOF: no such command */
+    int aof_off;    /* CONFIG GET appendonly: no */
+    int replica;    /* ROLE: not a master */
     const rdl__conn_events *ev;
     void *data;
     int state;

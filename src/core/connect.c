@@ -1,8 +1,9 @@
 /* Getting a connection connected (see conn.h): resolving the
  * host, the TCP connect, the TLS handshake, the Redis handshake (AUTH,
- * SELECT, CLIENT SETNAME) before any queued command, and moving to
- * another address. conn.c starts a new attempt after a backoff, and
- * hands TLS handshake bytes over, through the steps table at the end.
+ * SELECT, CLIENT SETNAME, and the checks of the durable level) before any
+ * queued command, and moving to another address. conn.c starts a new attempt
+ * after a backoff, and hands TLS handshake bytes over, through the steps table
+ * at the end.
  *
  * Over TLS (rediss URLs) a session (tls.h) sits between the socket and the
  * codec. Its handshake comes first and, like the Redis handshake after it,
@@ -16,6 +17,7 @@
 #include "clock.h"
 #include "conn.h"
 #include "errmsg.h"
+#include "reply.h"
 
 static void start_connect(rdl__conn *cn);
 static void start_handshake(rdl__conn *cn);
@@ -48,6 +50,39 @@ static void on_ready(rdl__conn *cn)
         cn->ev->ready(cn, cn->data);
 }
 
+static const char *level_name(int level)
+{
+    return level == RDL_DURABLE_FSYNCED ? "RDL_DURABLE_FSYNCED"
+                                        : "RDL_DURABLE_FSYNCED_MASTER";
+}
+
+/* Every handshake reply is in: the connection is ready, unless the checks
+ * of the durable level found a server that cannot confirm it. That is
+ * RDL_ENOTSUP, as a failed attempt: the first connect fails with it, and
+ * a later connection (a failover, another master) is retried with
+ * backoff, its commands failing as with an unreachable server. */
+static void handshake_done(rdl__conn *cn)
+{
+    char why[300];
+    if (cn->no_waitaof) {
+        snprintf(why, sizeof(why),
+                 "the server has no WAITAOF, which the durable level %s "
+                 "needs: Redis 7.2+ or Valkey 8+ has it",
+                 level_name(cn->net->durable_level));
+        rdl__conn_drop(cn, RDL_ENOTSUP, why);
+        return;
+    }
+    if (cn->aof_off && !cn->replica) {
+        snprintf(why, sizeof(why),
+                 "the master has appendonly no: the durable level %s needs "
+                 "its append-only file",
+                 level_name(cn->net->durable_level));
+        rdl__conn_drop(cn, RDL_ENOTSUP, why);
+        return;
+    }
+    on_ready(cn);
+}
+
 static void on_handshake_reply(void *data, int status, const redisReply *r,
                                uint64_t written_ms)
 {
@@ -61,7 +96,53 @@ static void on_handshake_reply(void *data, int status, const redisReply *r,
         return;
     }
     if (--cn->handshakes == 0)
-        on_ready(cn);
+        handshake_done(cn);
+}
+
+/* The checks of the durable level. A server that refuses the command
+ * (renamed, NOPERM from an ACL, a proxy's error) cannot be checked here;
+ * the confirmation then fails with WAITAOF's own refusal (durable.c). A
+ * refused login has failed the handshake already, at CLIENT SETNAME. */
+static void on_check_reply(void *data, int status, const redisReply *r,
+                           uint64_t written_ms)
+{
+    if (r != NULL && r->type == REDIS_REPLY_ERROR)
+        status = 0;
+    on_handshake_reply(data, status, r, written_ms);
+}
+
+static void on_waitaof_info(void *data, int status, const redisReply *r,
+                            uint64_t written_ms)
+{
+    rdl__conn *cn = data;
+    /* [nil] when the command does not exist (Redis 7.0 and older). */
+    if (status == 0 && r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+        r->element[0]->type == REDIS_REPLY_NIL)
+        cn->no_waitaof = 1;
+    on_check_reply(data, status, r, written_ms);
+}
+
+static void on_appendonly(void *data, int status, const redisReply *r,
+                          uint64_t written_ms)
+{
+    rdl__conn *cn = data;
+    /* [appendonly, yes|no]; empty when the server has no such setting. */
+    if (status == 0 && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[1]->type == REDIS_REPLY_STRING &&
+        strcmp(r->element[1]->str, "no") == 0)
+        cn->aof_off = 1;
+    on_check_reply(data, status, r, written_ms);
+}
+
+/* A replica's own appendonly says nothing of its master's (a cluster's
+ * seed may be a replica): only a master's is held against it. */
+static void on_role(void *data, int status, const redisReply *r,
+                    uint64_t written_ms)
+{
+    rdl__conn *cn = data;
+    if (status == 0 && rdl__reply_role_master(r) == 0)
+        cn->replica = 1;
+    on_check_reply(data, status, r, written_ms);
 }
 
 /* CLIENT SETNAME only names the connection for operators: a server or
@@ -115,6 +196,27 @@ static void start_handshake(rdl__conn *cn)
         argv[1] = "SETNAME";
         argv[2] = name;
         rc = handshake_cmd(cn, 3, argv, on_name_reply);
+    }
+    cn->no_waitaof = cn->aof_off = cn->replica = 0;
+    /* The durable level's checks, on command connections to data nodes:
+     * a server without WAITAOF, or a master without the append-only file
+     * FSYNCED_MASTER needs, would refuse every confirmation. */
+    if (rc == 0 && net->durable_replicas != 0 &&
+        net->durable_level != RDL_DURABLE_RECEIVED &&
+        cn->role == RDL__CONN_CMD && !cn->aux) {
+        argv[0] = "COMMAND";
+        argv[1] = "INFO";
+        argv[2] = "WAITAOF";
+        rc = handshake_cmd(cn, 3, argv, on_waitaof_info);
+        if (rc == 0 && net->durable_level == RDL_DURABLE_FSYNCED_MASTER) {
+            argv[0] = "CONFIG";
+            argv[1] = "GET";
+            argv[2] = "appendonly";
+            rc = handshake_cmd(cn, 3, argv, on_appendonly);
+            argv[0] = "ROLE";
+            if (rc == 0)
+                rc = handshake_cmd(cn, 1, argv, on_role);
+        }
     }
     if (rc != 0)
         rdl__conn_drop(cn, RDL_ENOMEM, "out of memory");
@@ -255,6 +357,11 @@ void rdl__conn_set_login(rdl__conn *cn, const char *user, const char *pass,
     cn->login_user = user;
     cn->login_pass = pass;
     cn->login_db = db;
+}
+
+void rdl__conn_set_aux(rdl__conn *cn)
+{
+    cn->aux = 1;
 }
 
 static void set_addr(rdl__conn *cn)

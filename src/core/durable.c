@@ -13,6 +13,8 @@ typedef struct durable {
     rdl__queue next;   /* confirmations waiting for the next WAIT */
     rdl__queue flight; /* those the WAIT in flight covers */
     long long wanted;  /* replicas the WAIT in flight asks for */
+    int aof;           /* it is a WAITAOF (the FSYNCED levels) */
+    int numlocal;      /* WAITAOF: 1 when the master's file is asked for */
     /* RDL_REPLICAS_ALL: the most replicas the server had lately, and when
      * that number was last seen (rdl__durable_note_replicas). */
     long long known_replicas;
@@ -30,10 +32,12 @@ typedef struct confirm {
 
 static void fail_all(rdl__queue *q, int status)
 {
+    rdl__confirmed cf = {0};
+    cf.status = status;
     while (!rdl__queue_empty(q)) {
         confirm *k = RDL_CONTAINER_OF(rdl__queue_head(q), confirm, node);
         rdl__queue_remove(&k->node);
-        k->fn(k->data, status, 0, 0);
+        k->fn(k->data, &cf);
         rdl__free(k);
     }
 }
@@ -82,19 +86,25 @@ static void confirm_launch(durable *d);
  * on: for a request whose writes went out on an earlier connection (it
  * dropped in between) the answer says nothing, and their fate is
  * unknown. */
-static void confirm_done(durable *d, int status, long long acked)
+static void confirm_done(durable *d, const rdl__confirmed *answer)
 {
+    rdl__confirmed cf = *answer;
     rdl__queue done;
+    cf.aof = d->aof;
+    cf.wanted = d->wanted;
+    cf.local_wanted = d->aof ? d->numlocal : 0;
     rdl__queue_init(&done);
     rdl__queue_move(&d->flight, &done);
     d->telling++;
     while (!rdl__queue_empty(&done)) {
         confirm *k = RDL_CONTAINER_OF(rdl__queue_head(&done), confirm, node);
         rdl__queue_remove(&k->node);
-        k->fn(k->data,
-              status == 0 && k->gen != rdl__conn_gen(d->cn) ? RDL_ECONNLOST
-                                                            : status,
-              acked, d->wanted);
+        cf.status = answer->status == 0 && k->gen != rdl__conn_gen(d->cn)
+                        ? RDL_ECONNLOST
+                        : answer->status;
+        cf.met = cf.status == 0 && cf.acked >= cf.wanted &&
+                 cf.local >= cf.local_wanted;
+        k->fn(k->data, &cf);
         rdl__free(k);
     }
     if (--d->telling == 0 && d->closed) {
@@ -105,28 +115,61 @@ static void confirm_done(durable *d, int status, long long acked)
         confirm_launch(d);
 }
 
+/* confirm_done() for a confirmation that ended without an answer. */
+static void confirm_failed(durable *d, int status)
+{
+    rdl__confirmed cf = {0};
+    cf.status = status;
+    confirm_done(d, &cf);
+}
+
+/* WAIT answers with the replicas that acknowledged; WAITAOF with [the
+ * master's own file (0 or 1), the replicas' files]. WAITAOF refuses
+ * (an error reply) where it cannot be used: numlocal with the master's
+ * appendonly off, or a server without the command, when the connect
+ * could not check it (COMMAND or CONFIG refused). */
 static void on_confirm_wait(void *data, int status, const redisReply *r,
                             uint64_t written_ms)
 {
     durable *d = data;
+    rdl__confirmed cf = {0};
+    char why[200];
     (void)written_ms;
-    long long acked = 0;
-    if (status == 0 && r->type == REDIS_REPLY_INTEGER)
-        acked = r->integer;
-    else if (status == 0)
+    if (status == 0 && !d->aof && r->type == REDIS_REPLY_INTEGER) {
+        cf.acked = r->integer;
+    } else if (status == 0 && d->aof && r->type == REDIS_REPLY_ARRAY &&
+               r->elements == 2 && r->element[0]->type == REDIS_REPLY_INTEGER &&
+               r->element[1]->type == REDIS_REPLY_INTEGER) {
+        cf.local = r->element[0]->integer > 0;
+        cf.acked = r->element[1]->integer;
+    } else if (status == 0) {
         status = RDL_EPROTO;
-    confirm_done(d, status, acked);
+    } else if (r != NULL && r->type == REDIS_REPLY_ERROR) {
+        snprintf(why, sizeof(why), "%.150s", r->str);
+        cf.why = why;
+        if (d->aof && status == RDL_ESERVER)
+            status = RDL_ENOTSUP;
+    }
+    cf.status = status;
+    confirm_done(d, &cf);
 }
 
 static int send_wait(durable *d, long long wanted)
 {
-    char n[24], t[24];
-    const char *argv[3] = {"WAIT", n, t};
+    char l[4], n[24], t[24];
+    const char *argv[4] = {"WAITAOF", l, n, t};
     d->wanted = wanted;
+    snprintf(l, sizeof(l), "%d", d->numlocal);
     snprintf(n, sizeof(n), "%lld", wanted);
     snprintf(t, sizeof(t), "%lld",
              (long long)rdl__conn_net(d->cn)->durable_timeout_ms);
-    return rdl__conn_sendv(d->cn, 3, argv, NULL, on_confirm_wait, d);
+    if (!d->aof) {
+        argv[0] = "WAIT";
+        argv[1] = n;
+        argv[2] = t;
+    }
+    return rdl__conn_sendv(d->cn, d->aof ? 4 : 3, argv, NULL, on_confirm_wait,
+                           d);
 }
 
 static void note(durable *d, long long n)
@@ -162,23 +205,27 @@ static void on_confirm_role(void *data, int status, const redisReply *r,
         note(d, n);
         n = d->known_replicas;
     }
-    if (status == 0 && n == 0) {
+    if (status == 0 && n == 0 && d->numlocal == 0) {
         d->wanted = 0;
-        confirm_done(d, 0, 0); /* no replica: nothing to lose to */
+        confirm_failed(d, 0); /* no replica: nothing to lose to */
         return;
     }
     if (status == 0)
-        status = send_wait(d, n);
+        status = send_wait(d, n); /* n 0: WAITAOF for the master's file */
     if (status != 0)
-        confirm_done(d, status, 0);
+        confirm_failed(d, status);
 }
 
 /* Sends what the requests in flight need; calls nothing. */
 static int confirm_send(durable *d)
 {
     static const char *role[1] = {"ROLE"};
-    if (rdl__conn_net(d->cn)->durable_replicas >= 0)
-        return send_wait(d, rdl__conn_net(d->cn)->durable_replicas);
+    const rdl__net *net = rdl__conn_net(d->cn);
+    d->aof = net->durable_level != RDL_DURABLE_RECEIVED;
+    d->numlocal = net->durable_level == RDL_DURABLE_FSYNCED_MASTER;
+    d->wanted = 0;
+    if (net->durable_replicas >= 0)
+        return send_wait(d, net->durable_replicas);
     return rdl__conn_sendv(d->cn, 1, role, NULL, on_confirm_role, d);
 }
 
@@ -187,7 +234,7 @@ static void confirm_launch(durable *d)
     int rc;
     rdl__queue_move(&d->next, &d->flight);
     if ((rc = confirm_send(d)) != 0)
-        confirm_done(d, rc, 0);
+        confirm_failed(d, rc);
 }
 
 int rdl__durable_confirm(rdl__conn *cn, rdl__confirm_fn fn, void *data)
@@ -230,4 +277,18 @@ void rdl__durable_moved(rdl__conn *cn)
     if (d->known_replicas > 0)
         d->known_replicas--;
     d->known_at = rdl__now_ms();
+}
+
+void rdl__durable_describe(const rdl__confirmed *cf, char *buf, size_t len)
+{
+    if (!cf->aof)
+        snprintf(buf, len, "%lld of %lld replicas confirmed", cf->acked,
+                 cf->wanted);
+    else
+        snprintf(buf, len,
+                 "%lld of %lld replicas' append-only files%s confirmed",
+                 cf->acked, cf->wanted,
+                 !cf->local_wanted ? ""
+                 : cf->local       ? " and the master's own"
+                                   : ", and not the master's own,");
 }

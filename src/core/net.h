@@ -30,6 +30,7 @@ typedef struct rdl__net {
     int64_t command_ms;
     int durable_replicas;       /* 0: off; RDL_REPLICAS_ALL; or a count */
     int64_t durable_timeout_ms; /* for WAIT */
+    int durable_level;          /* RDL_DURABLE_*: WAIT or WAITAOF */
     char id[33];                /* the client's id: connection names,
                                    owners and request ids */
     /* The key of error messages (errmsg.h): the client, opaque here. */

@@ -448,12 +448,12 @@ static void take(rdl__acquire *op)
 /* Durability (docs/design.md#durability): the grant counts once the replicas
  * have it. The WAIT goes on the durable line's connection to the master, where
  * the grant was written (rdl__durable_confirm). */
-static void confirmed(rdl__acquire *op, int status, long long acked,
-                      long long wanted)
+static void confirmed(rdl__acquire *op, const rdl__confirmed *cf)
 {
     rdl_lock_t *lock = op->lock;
+    char what[160];
     op->wait.inflight = 0;
-    if (status == 0 && acked >= wanted && !op->canceled) {
+    if (cf->met && !op->canceled) {
         if (!given_back_late(op, op->granted_count))
             take(op);
         return;
@@ -461,28 +461,30 @@ static void confirmed(rdl__acquire *op, int status, long long acked,
     undo(op); /* nothing may stay held that the caller was not given */
     if (op->canceled) {
         complete(op, RDL_ECANCELED);
-    } else if (status == 0) {
+    } else if (cf->status == 0) {
+        rdl__durable_describe(cf, what, sizeof(what));
         rdl__errmsg_set(lock->c,
-                        "lock \"%.200s\": %lld of %lld replicas confirmed the "
-                        "grant within %lld ms; it was given back",
-                        lock->name, acked, wanted,
+                        "lock \"%.200s\": %s the grant within %lld ms; it "
+                        "was given back",
+                        lock->name, what,
                         (long long)lock->c->net.durable_timeout_ms);
         complete(op, RDL_ENOREPLICAS);
     } else {
         rdl__errmsg_set(lock->c,
                         "lock \"%.200s\": the grant could not be confirmed "
-                        "by the replicas (%s); it was given back",
-                        lock->name, rdl_err_name(status));
-        complete(op, status);
+                        "by the replicas (%s%s%s); it was given back",
+                        lock->name, rdl_err_name(cf->status),
+                        cf->why != NULL ? ": " : "",
+                        cf->why != NULL ? cf->why : "");
+        complete(op, cf->status);
     }
 }
 
-static void on_confirmed(void *data, int status, long long acked,
-                         long long wanted)
+static void on_confirmed(void *data, const rdl__confirmed *cf)
 {
     rdl__acquire *op = data;
     if (!answered(op))
-        confirmed(op, status, acked, wanted);
+        confirmed(op, cf);
     unref(op);
 }
 

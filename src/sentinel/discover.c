@@ -394,8 +394,10 @@ static rdl__conn *sentinel_conn(rdl__sentinel *s, size_t i, rdl__conn_role role,
     const rdl__url *u = &s->net->url;
     rdl__conn *cn =
         rdl__conn_new(s->net, role, u->seeds[i].host, u->seeds[i].port, ev, s);
-    if (cn != NULL)
+    if (cn != NULL) {
         rdl__conn_set_login(cn, u->sentinel_user, u->sentinel_pass, 0);
+        rdl__conn_set_aux(cn);
+    }
     return cn;
 }
 

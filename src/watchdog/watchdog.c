@@ -130,16 +130,15 @@ static void renewed(wd_batch *b, int status);
 /* Durability: the renewals count toward the holds' deadlines once the
  * replicas have them; a renewal they did not confirm is retried like a
  * failed one, and the deadline stays where the confirmed ones put it. */
-static void on_confirmed(void *data, int status, long long acked,
-                         long long wanted)
+static void on_confirmed(void *data, const rdl__confirmed *cf)
 {
     wd_batch *b = data;
-    if (status == 0 && acked < wanted) {
+    int status = cf->status;
+    char what[160];
+    if (status == 0 && !cf->met) {
         status = RDL_ENOREPLICAS;
-        rdl__errmsg_set(b->wd->c,
-                        "watchdog: %lld of %lld replicas confirmed a "
-                        "renewal",
-                        acked, wanted);
+        rdl__durable_describe(cf, what, sizeof(what));
+        rdl__errmsg_set(b->wd->c, "watchdog: %s a renewal", what);
     }
     renewed(b, status);
 }

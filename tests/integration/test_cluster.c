@@ -750,6 +750,48 @@ static void test_cluster_durable(void **state)
     rdlt_assert_ok(rdl_lock_release_as(l, A));
 }
 
+/* The WAITAOF durable levels are checked on the cluster's nodes at
+ * connect (the nodes here have no append-only files). FSYNCED_MASTER is
+ * refused with RDL_ENOTSUP everywhere: without WAITAOF (Redis 7.0), or
+ * for the master's appendonly no. FSYNCED is refused at connect without
+ * WAITAOF; with it the connect succeeds and a grant is refused, since no
+ * replica has a file. */
+static void test_cluster_durable_fsynced(void **state)
+{
+    rdlt_cluster *cl = rdlt_cluster_start();
+    int waitaof = rdlt_server_has_command(rdlt_cluster_node(cl, 0), "WAITAOF");
+    int level, rc;
+    (void)state;
+
+    for (level = RDL_DURABLE_FSYNCED; level <= RDL_DURABLE_FSYNCED_MASTER;
+         level++) {
+        rdl_client_t *c = rdlt_cluster_client_new(cl);
+        const char *msg;
+        rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 2000, 3000));
+        rdlt_assert_ok(rdl_client_set_durability(c, 1, 1000));
+        rdlt_assert_ok(rdl_client_set_durable_level(c, level));
+        rc = rdl_client_connect(c);
+        msg = rdl_client_errmsg(c);
+        if (waitaof && level == RDL_DURABLE_FSYNCED) {
+            rdl_lock_t *l;
+            if (rc != 0)
+                fail_msg("connect: %s: %s", rdl_err_name(rc), msg);
+            l = rdlt_lock(c, "fsy");
+            rdlt_assert_rc(rdl_lock_acquire_as(l, A, 0, 30000),
+                           RDL_ENOREPLICAS);
+            msg = rdl_client_errmsg(c);
+            if (strstr(msg, "0 of 1 replicas' append-only files") == NULL)
+                fail_msg("unexpected refusal: %s", msg);
+        } else if (rc != RDL_ENOTSUP ||
+                   strstr(msg, waitaof ? "appendonly no" : "no WAITAOF") ==
+                       NULL) {
+            fail_msg("connect at level %d: %s (%s), expected RDL_ENOTSUP",
+                     level, rdl_err_name(rc), msg);
+        }
+        print_message("level %d: %s\n", level, msg);
+    }
+}
+
 /* kill -9 the master of a hold's slot. Durable: the replica that takes
  * over had confirmed the grant, so another owner is refused, the holder
  * still releases its hold, and the next token is larger. Not durable, with
@@ -823,6 +865,7 @@ static void test_cluster_durable_off_double_grant(void **state)
 
 static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_cluster_durable_failover),
+    RDLT_TEST(test_cluster_durable_fsynced),
     RDLT_TEST(test_cluster_durable_off_double_grant),
     RDLT_TEST(test_cluster_durable),
     RDLT_TEST(test_cluster_names_over_all_masters),

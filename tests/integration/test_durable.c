@@ -382,18 +382,22 @@ static void free_anyway(rdl_lock_t *l)
  * releases: docs/design-notes.md "What the loops found"). The lost
  * release brings the hold back until its lease ends; the test frees it
  * and goes on, and needs three rounds with one switch each. */
-static void test_durable_failover_loop(void **state)
+static rdl_client_t *level_client(const char *url, int replicas,
+                                  int64_t timeout_ms, int level);
+static void wait_aof_replicas(rdlt_server *m, int n);
+
+static void failover_loop(rdlt_sentinel *sn, int level)
 {
-    rdlt_sentinel *sn = rdlt_sentinel_start(NULL);
     rdl_client_t *c1 =
-        durable_client(rdlt_sentinel_url(sn), RDL_REPLICAS_ALL, 1000);
+        level_client(rdlt_sentinel_url(sn), RDL_REPLICAS_ALL, 1000, level);
     rdl_client_t *c2 = durable_client(rdlt_sentinel_url(sn), 0, 1000);
     rdl_lock_t *l1 = rdlt_lock(c1, "loop"), *l2 = rdlt_lock(c2, "loop");
     uint64_t last = 0;
     long long epoch = rdlt_sentinel_config_epoch(sn);
     int round, clean = 0;
-    (void)state;
 
+    if (level != RDL_DURABLE_RECEIVED)
+        wait_aof_replicas(rdlt_sentinel_master(sn), 2);
     for (round = 0; clean < 3; round++) {
         rdlt_server *m = rdlt_sentinel_master(sn);
         int64_t deadline;
@@ -438,6 +442,10 @@ static void test_durable_failover_loop(void **state)
         rdlt_assert_ok(rdl_lock_release_as(l2, B));
         rdlt_server_restart(m);
         rdlt_sentinel_wait_synced(sn, 30000);
+        /* A replica's file counts once it was rewritten after its sync
+         * (seen under ASan: the next grant refused, 1 of 2 files). */
+        if (level != RDL_DURABLE_RECEIVED)
+            wait_aof_replicas(rdlt_sentinel_master(sn), 2);
         if (rdlt_sentinel_config_epoch(sn) != epoch) {
             print_message("round %d: an unplanned master switch\n", round);
             free_anyway(l2);
@@ -446,6 +454,12 @@ static void test_durable_failover_loop(void **state)
         }
         clean++;
     }
+}
+
+static void test_durable_failover_loop(void **state)
+{
+    (void)state;
+    failover_loop(rdlt_sentinel_start(NULL), RDL_DURABLE_RECEIVED);
 }
 
 /* A crash failover that leaves the old master down: the new master has
@@ -697,6 +711,433 @@ static void test_durable_late_grant_read(void **state)
     late_grant_case(LATE_READ);
 }
 
+/* ---- WAITAOF: the FSYNCED levels (rdl_client_set_durable_level) ------- */
+
+/* Append-only nodes that fsync every write: with the default (everysec)
+ * a replica's file confirms a write only at its next fsync, up to about a
+ * second later, as long as the tests' durable timeouts. */
+static const char *const aof_yes[] = {"--appendonly", "yes", "--appendfsync",
+                                      "always", NULL};
+
+/* A client at `level` (durability off when replicas is 0), connected;
+ * fails the test if it cannot connect. */
+static rdl_client_t *level_client(const char *url, int replicas,
+                                  int64_t timeout_ms, int level)
+{
+    rdl_client_t *c = rdlt_client_new(url);
+    int rc;
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 2000, 3000));
+    if (replicas != 0)
+        rdlt_assert_ok(rdl_client_set_durability(c, replicas, timeout_ms));
+    rdlt_assert_ok(rdl_client_set_durable_level(c, level));
+    rc = rdl_client_connect(c);
+    if (rc != 0)
+        fail_msg("connect: %s: %s", rdl_err_name(rc), rdl_client_errmsg(c));
+    return c;
+}
+
+/* rdl_client_connect() of a durable client at `level`; its time in *ms. */
+static int level_connect(const char *url, int level, rdl_client_t **out,
+                         int64_t *ms)
+{
+    rdl_client_t *c = rdlt_client_new(url);
+    int64_t t0;
+    int rc;
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 2000, 3000));
+    rdlt_assert_ok(rdl_client_set_durability(c, 1, 1000));
+    rdlt_assert_ok(rdl_client_set_durable_level(c, level));
+    t0 = rdlt_now_ms();
+    rc = rdl_client_connect(c);
+    *ms = rdlt_now_ms() - t0;
+    *out = c;
+    return rc;
+}
+
+/* 1 if the servers the tests start have WAITAOF (Redis 7.2+, Valkey 8+):
+ * one throwaway server tells. */
+static int servers_have_waitaof(void)
+{
+    static int known = -1;
+    if (known < 0) {
+        rdlt_server *s = rdlt_server_start();
+        known = rdlt_server_has_command(s, "WAITAOF");
+        rdlt_release(s);
+    }
+    return known;
+}
+
+static void need_waitaof(void)
+{
+    if (servers_have_waitaof())
+        return;
+    print_message("skipped: this redis-server (RDL_TEST_REDIS_SERVER or "
+                  "PATH) has no WAITAOF; it needs Redis 7.2+ or Valkey 8+\n");
+    skip();
+}
+
+/* A master with append-only files (appendonly 1) or without. */
+static rdlt_server *aof_master(int appendonly)
+{
+    const char *args[] = {"--repl-diskless-sync-delay",
+                          "0",
+                          "--appendonly",
+                          appendonly ? "yes" : "no",
+                          "--appendfsync",
+                          "always",
+                          NULL};
+    return rdlt_server_start_args(args);
+}
+
+static rdlt_server *aof_replica(rdlt_server *m, int appendonly)
+{
+    char port[16];
+    const char *args[] = {"--replicaof",
+                          "127.0.0.1",
+                          port,
+                          "--appendonly",
+                          appendonly ? "yes" : "no",
+                          "--appendfsync",
+                          "always",
+                          NULL};
+    snprintf(port, sizeof(port), "%d", rdlt_server_port(m));
+    return rdlt_server_start_args(args);
+}
+
+/* Waits until n replicas of m confirm a write in their append-only files
+ * (a replica's file is rewritten after its first sync; until then it
+ * may not count). */
+static void wait_aof_replicas(rdlt_server *m, int n)
+{
+    int64_t deadline = rdlt_now_ms() + 15000;
+    long long got = 0;
+    freeReplyObject(rdlt_cmd(m, "SET rdlt:aof 1"));
+    for (;;) {
+        redisReply *r = rdlt_cmd(m, "WAITAOF 0 %d 100", n);
+        got = r->type == REDIS_REPLY_ARRAY && r->elements == 2
+                  ? r->element[1]->integer
+                  : 0;
+        freeReplyObject(r);
+        if (got >= n)
+            break;
+        if (rdlt_now_ms() > deadline)
+            fail_msg("%lld of %d replicas' files confirmed in 15 s", got, n);
+        rdlt_sleep_ms(20);
+    }
+    freeReplyObject(rdlt_cmd(m, "DEL rdlt:aof"));
+}
+
+/* The level is a setting: checked, and fixed once connected. */
+static void test_durable_level_settings(void **state)
+{
+    rdl_client_t *c = rdlt_client_new("redis://127.0.0.1:1");
+    rdlt_server *s;
+    (void)state;
+    rdlt_assert_rc(rdl_client_set_durable_level(c, -1), RDL_EINVAL);
+    rdlt_assert_rc(rdl_client_set_durable_level(c, 3), RDL_EINVAL);
+    assert_non_null(strstr(rdl_client_errmsg(c), "durable level 3"));
+    rdlt_assert_rc(rdl_client_set_durable_level(NULL, RDL_DURABLE_FSYNCED),
+                   RDL_EINVAL);
+    rdlt_assert_ok(rdl_client_set_durable_level(c, RDL_DURABLE_FSYNCED));
+    rdlt_assert_ok(rdl_client_set_durable_level(c, RDL_DURABLE_FSYNCED_MASTER));
+    rdlt_assert_ok(rdl_client_set_durable_level(c, RDL_DURABLE_RECEIVED));
+    s = rdlt_server_start();
+    c = rdlt_client(s);
+    rdlt_assert_rc(rdl_client_set_durable_level(c, RDL_DURABLE_FSYNCED),
+                   RDL_EINVAL);
+    assert_non_null(strstr(rdl_client_errmsg(c), "already connected"));
+}
+
+static void assert_no_waitaof_refusal(rdl_client_t *c, int rc, int64_t ms,
+                                      int port)
+{
+    char addr[32];
+    const char *msg = rdl_client_errmsg(c);
+    snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+    if (rc != RDL_ENOTSUP)
+        fail_msg("connect: %s (%s), expected RDL_ENOTSUP", rdl_err_name(rc),
+                 msg);
+    if (strstr(msg, "WAITAOF") == NULL || strstr(msg, "7.2") == NULL ||
+        strstr(msg, "Valkey 8") == NULL || strstr(msg, addr) == NULL)
+        fail_msg("the message does not say it: \"%s\"", msg);
+    /* At once, not after the connect timeout (2000 ms). */
+    rdlt_assert_between(ms, 0, 1500);
+    print_message("refused in %lld ms: %s\n", (long long)ms, msg);
+}
+
+/* A server without WAITAOF (Redis 7.0 and older) cannot confirm the
+ * FSYNCED levels: the connect says so, at once. With durability off the
+ * level is unused and the connect succeeds. */
+static void test_durable_fsynced_needs_waitaof(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c;
+    int64_t ms;
+    int rc;
+    (void)state;
+    if (rdlt_server_has_command(s, "WAITAOF")) {
+        print_message("skipped: this redis-server has WAITAOF; the refusal "
+                      "is for servers without it (Redis 7.0 and older)\n");
+        skip();
+    }
+    rc = level_connect(rdlt_server_url(s), RDL_DURABLE_FSYNCED, &c, &ms);
+    assert_no_waitaof_refusal(c, rc, ms, rdlt_server_port(s));
+    rc = level_connect(rdlt_server_url(s), RDL_DURABLE_FSYNCED_MASTER, &c, &ms);
+    assert_no_waitaof_refusal(c, rc, ms, rdlt_server_port(s));
+    level_client(rdlt_server_url(s), 0, 0, RDL_DURABLE_FSYNCED);
+    level_client(rdlt_server_url(s), 1, 1000, RDL_DURABLE_RECEIVED);
+}
+
+/* The same through Sentinel: the master's connection is checked. */
+static void test_durable_fsynced_needs_waitaof_sentinel(void **state)
+{
+    rdlt_sentinel *sn;
+    rdl_client_t *c;
+    int64_t ms;
+    int rc;
+    (void)state;
+    if (servers_have_waitaof()) {
+        print_message("skipped: this redis-server has WAITAOF; the refusal "
+                      "is for servers without it (Redis 7.0 and older)\n");
+        skip();
+    }
+    sn = rdlt_sentinel_start(NULL);
+    rc = level_connect(rdlt_sentinel_url(sn), RDL_DURABLE_FSYNCED, &c, &ms);
+    assert_no_waitaof_refusal(c, rc, ms,
+                              rdlt_server_port(rdlt_sentinel_master(sn)));
+}
+
+/* FSYNCED: the grant is in both replicas' append-only files when the call
+ * returns; FSYNCED_MASTER: in the master's too. Auto-leased holds are
+ * renewed at the level. */
+static void test_durable_fsynced_grant_in_files(void **state)
+{
+    rdlt_server *m, *r1, *r2;
+    rdl_client_t *c, *cm;
+    rdl_lock_t *l, *lm, *auto_l;
+    int lost = 0, rc;
+    (void)state;
+    need_waitaof();
+    m = aof_master(1);
+    r1 = aof_replica(m, 1);
+    r2 = aof_replica(m, 1);
+    rdlt_server_wait_replicas(m, 2, 10000);
+    wait_aof_replicas(m, 2);
+
+    c = level_client(rdlt_server_url(m), RDL_REPLICAS_ALL, 1000,
+                     RDL_DURABLE_FSYNCED);
+    l = rdlt_lock(c, "inaof");
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 30000));
+    assert_true(rdlt_server_aof_has(r1, "rdl:lock:{inaof}"));
+    assert_true(rdlt_server_aof_has(r2, "rdl:lock:{inaof}"));
+    assert_true(held_on(r1, "inaof") && held_on(r2, "inaof"));
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+
+    cm = level_client(rdlt_server_url(m), 2, 1000, RDL_DURABLE_FSYNCED_MASTER);
+    lm = rdlt_lock(cm, "inaofm");
+    rdlt_assert_ok(rdl_lock_acquire_as(lm, A, 0, 30000));
+    assert_true(rdlt_server_aof_has(m, "rdl:lock:{inaofm}"));
+    assert_true(rdlt_server_aof_has(r1, "rdl:lock:{inaofm}"));
+    assert_true(rdlt_server_aof_has(r2, "rdl:lock:{inaofm}"));
+    rdlt_assert_ok(rdl_lock_release_as(lm, A));
+
+    /* Renewals confirmed by WAITAOF keep an auto-leased hold. */
+    {
+        rdl_client_t *w = rdlt_client_new(rdlt_server_url(m));
+        rdlt_assert_ok(rdl_client_set_timeouts_ms(w, 2000, 3000));
+        rdlt_assert_ok(rdl_client_set_watchdog_ms(w, 1500));
+        rdlt_assert_ok(rdl_client_set_durability(w, RDL_REPLICAS_ALL, 500));
+        rdlt_assert_ok(
+            rdl_client_set_durable_level(w, RDL_DURABLE_FSYNCED_MASTER));
+        rc = rdl_client_connect(w);
+        if (rc != 0)
+            fail_msg("connect: %s: %s", rdl_err_name(rc), rdl_client_errmsg(w));
+        auto_l = rdlt_lock(w, "inaofauto");
+        rdlt_assert_ok(rdl_lock_set_lost_cb(auto_l, on_lost, &lost));
+        rdlt_assert_ok(rdl_lock_acquire_as(auto_l, A, 0, RDL_LEASE_AUTO));
+        rdlt_sleep_ms(3000); /* two leases: only renewals keep it */
+        assert_int_equal(__atomic_load_n(&lost, __ATOMIC_SEQ_CST), 0);
+        assert_true(rdlt_stats(w).renewals >= 2);
+        rdlt_assert_ok(rdl_lock_release_as(auto_l, A));
+    }
+}
+
+/* A replica without appendonly never counts: RDL_REPLICAS_ALL at FSYNCED
+ * is refused (RDL_ENOREPLICAS, the message counting files, nothing
+ * held), where RECEIVED is confirmed. A count the files meet is
+ * confirmed, and refused again while that replica is paused. */
+static void test_durable_fsynced_refused_without_files(void **state)
+{
+    rdlt_server *m, *r1;
+    rdl_client_t *all, *one, *recv;
+    rdl_lock_t *la, *l1, *lr;
+    int64_t t0;
+    (void)state;
+    need_waitaof();
+    m = aof_master(1);
+    r1 = aof_replica(m, 1);
+    (void)aof_replica(m, 0);
+    rdlt_server_wait_replicas(m, 2, 10000);
+    wait_aof_replicas(m, 1);
+
+    all = level_client(rdlt_server_url(m), RDL_REPLICAS_ALL, 300,
+                       RDL_DURABLE_FSYNCED);
+    la = rdlt_lock(all, "nofile");
+    rdlt_assert_rc(rdl_lock_acquire_as(la, A, 0, 30000), RDL_ENOREPLICAS);
+    if (strstr(rdl_client_errmsg(all), "1 of 2 replicas") == NULL ||
+        strstr(rdl_client_errmsg(all), "append-only") == NULL)
+        fail_msg("the refusal does not count files: \"%s\"",
+                 rdl_client_errmsg(all));
+    wait_free(m, "nofile");
+
+    recv = level_client(rdlt_server_url(m), RDL_REPLICAS_ALL, 300,
+                        RDL_DURABLE_RECEIVED);
+    lr = rdlt_lock(recv, "nofile");
+    rdlt_assert_ok(rdl_lock_acquire_as(lr, A, 0, 30000));
+    rdlt_assert_ok(rdl_lock_release_as(lr, A));
+
+    one = level_client(rdlt_server_url(m), 1, 300, RDL_DURABLE_FSYNCED);
+    l1 = rdlt_lock(one, "nofile");
+    rdlt_assert_ok(rdl_lock_acquire_as(l1, A, 0, 30000));
+    rdlt_assert_ok(rdl_lock_release_as(l1, A));
+
+    rdlt_server_signal(r1, SIGSTOP);
+    t0 = rdlt_now_ms();
+    rdlt_assert_rc(rdl_lock_acquire_as(l1, A, 0, 30000), RDL_ENOREPLICAS);
+    rdlt_assert_between(rdlt_now_ms() - t0, 250, 2500);
+    if (strstr(rdl_client_errmsg(one), "0 of 1 replicas") == NULL)
+        fail_msg("unexpected message: \"%s\"", rdl_client_errmsg(one));
+    wait_free(m, "nofile");
+    rdlt_server_signal(r1, SIGCONT);
+}
+
+/* FSYNCED_MASTER with the master's appendonly off is refused at connect
+ * (FSYNCED, which does not ask for the master's file, is not). A master
+ * that refuses CONFIG cannot be checked at connect: the grant is refused
+ * then, RDL_ENOTSUP quoting the server, and nothing is held. */
+static void test_durable_fsynced_master_needs_its_file(void **state)
+{
+    rdlt_server *m, *m2;
+    rdl_client_t *c;
+    rdl_lock_t *l;
+    int64_t ms;
+    int rc;
+    (void)state;
+    need_waitaof();
+    m = aof_master(0);
+    (void)aof_replica(m, 1);
+    rdlt_server_wait_replicas(m, 1, 10000);
+    wait_aof_replicas(m, 1);
+
+    rc = level_connect(rdlt_server_url(m), RDL_DURABLE_FSYNCED_MASTER, &c, &ms);
+    if (rc != RDL_ENOTSUP || strstr(rdl_client_errmsg(c), "appendonly") == NULL)
+        fail_msg("connect: %s (%s), expected RDL_ENOTSUP", rdl_err_name(rc),
+                 rdl_client_errmsg(c));
+    rdlt_assert_between(ms, 0, 1500);
+    print_message("refused in %lld ms: %s\n", (long long)ms,
+                  rdl_client_errmsg(c));
+    c = level_client(rdlt_server_url(m), 1, 1000, RDL_DURABLE_FSYNCED);
+    l = rdlt_lock(c, "mfile");
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 30000));
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+
+    {
+        const char *args[] = {"--appendonly", "no", "--rename-command",
+                              "CONFIG",       "",   NULL};
+        m2 = rdlt_server_start_args(args);
+    }
+    c = level_client(rdlt_server_url(m2), RDL_REPLICAS_ALL, 1000,
+                     RDL_DURABLE_FSYNCED_MASTER);
+    l = rdlt_lock(c, "mfile2");
+    rc = rdl_lock_acquire_as(l, A, 0, 30000);
+    if (rc != RDL_ENOTSUP || strstr(rdl_client_errmsg(c), "appendonly") == NULL)
+        fail_msg("acquire: %s (%s), expected RDL_ENOTSUP", rdl_err_name(rc),
+                 rdl_client_errmsg(c));
+    print_message("CONFIG refused, the grant refused: %s\n",
+                  rdl_client_errmsg(c));
+    wait_free(m2, "mfile2");
+}
+
+/* test_durable_failover_loop on append-only nodes at FSYNCED. */
+static void test_durable_fsynced_failover_loop(void **state)
+{
+    (void)state;
+    need_waitaof();
+    failover_loop(rdlt_sentinel_start_args(NULL, aof_yes), RDL_DURABLE_FSYNCED);
+}
+
+/* The field of lock `name`'s hash on s ("" if none). */
+static void lock_field(rdlt_server *s, const char *name, const char *field,
+                       char *out, size_t len)
+{
+    redisReply *r = rdlt_cmd(s, "HGET rdl:lock:{%s} %s", name, field);
+    snprintf(out, len, "%s", r->type == REDIS_REPLY_STRING ? r->str : "");
+    freeReplyObject(r);
+}
+
+/* What FSYNCED is for: the replicas crash (SIGKILL) and restart from their
+ * files while the master cannot send them anything (paused), so what they
+ * have is what their files had; then the master dies and one of them is
+ * promoted. The hold and its fencing token are there, and no second
+ * owner gets the lock. */
+static void test_durable_fsynced_replicas_restart_from_files(void **state)
+{
+    rdlt_sentinel *sn;
+    rdl_client_t *c1, *c2;
+    rdl_lock_t *l1, *l2;
+    rdlt_server *m, *now;
+    char token[32], got[64];
+    uint64_t t;
+    int64_t deadline;
+    int i, rc = RDL_EBUSY;
+    (void)state;
+    need_waitaof();
+    sn = rdlt_sentinel_start_args(NULL, aof_yes);
+    m = rdlt_sentinel_master(sn);
+    wait_aof_replicas(m, 2);
+    c1 = level_client(rdlt_sentinel_url(sn), RDL_REPLICAS_ALL, 1000,
+                      RDL_DURABLE_FSYNCED);
+    c2 = durable_client(rdlt_sentinel_url(sn), 0, 1000);
+    l1 = rdlt_lock(c1, "crash");
+    l2 = rdlt_lock(c2, "crash");
+    rdlt_assert_ok(rdl_lock_acquire_as(l1, A, 0, 60000));
+    t = rdl_lock_fencing_token(l1, A);
+    snprintf(token, sizeof(token), "%llu", (unsigned long long)t);
+
+    rdlt_server_signal(m, SIGSTOP);
+    for (i = 0; i < RDLT_SENTINEL_DATA; i++) {
+        rdlt_server *r = rdlt_sentinel_data(sn, i);
+        if (r == m)
+            continue;
+        rdlt_server_signal(r, SIGKILL);
+        rdlt_server_restart(r); /* answers once its file is loaded */
+        lock_field(r, "crash", "o", got, sizeof(got));
+        if (got[0] == '\0')
+            fail_msg("replica %d restarted without the hold", i);
+        lock_field(r, "crash", "t", got, sizeof(got));
+        if (strcmp(got, token) != 0)
+            fail_msg("replica %d restarted with token %s, not %s", i, got,
+                     token);
+    }
+    rdlt_server_signal(m, SIGKILL);
+    now = rdlt_sentinel_wait_switch(sn, m, 40000);
+    lock_field(now, "crash", "t", got, sizeof(got));
+    assert_string_equal(got, token);
+    deadline = rdlt_now_ms() + 3000;
+    while (rdlt_now_ms() < deadline && rc != 0) {
+        rc = rdl_lock_acquire_as(l2, B, 0, 10000);
+        if (rc != 0)
+            rdlt_sleep_ms(100);
+    }
+    if (rc == 0)
+        fail_msg("a second owner got the lock after the promotion");
+    rdlt_assert_rc(rc, RDL_EBUSY);
+    assert_int_equal(rdl_lock_fencing_token(l1, A), t);
+    rdlt_assert_ok(rdl_lock_release_as(l1, A));
+    rdlt_assert_ok(rdl_lock_acquire_as(l2, B, 0, 10000));
+    assert_true(rdl_lock_fencing_token(l2, B) > t);
+    rdlt_assert_ok(rdl_lock_release_as(l2, B));
+}
+
 static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_durable_settings),
     RDLT_TEST(test_durable_grant_reaches_replicas),
@@ -713,6 +1154,14 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_durable_late_grant_semaphore),
     RDLT_TEST(test_durable_late_grant_write),
     RDLT_TEST(test_durable_late_grant_read),
+    RDLT_TEST(test_durable_level_settings),
+    RDLT_TEST(test_durable_fsynced_needs_waitaof),
+    RDLT_TEST(test_durable_fsynced_needs_waitaof_sentinel),
+    RDLT_TEST(test_durable_fsynced_grant_in_files),
+    RDLT_TEST(test_durable_fsynced_refused_without_files),
+    RDLT_TEST(test_durable_fsynced_master_needs_its_file),
+    RDLT_TEST(test_durable_fsynced_failover_loop),
+    RDLT_TEST(test_durable_fsynced_replicas_restart_from_files),
 };
 
 RDLT_MAIN(tests)

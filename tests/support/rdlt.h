@@ -136,9 +136,16 @@ void rdlt_server_stop(rdlt_server *s);
 /* Sends sig (SIGKILL: and waits for the process; SIGSTOP/SIGCONT: only
  * sends it). */
 void rdlt_server_signal(rdlt_server *s, int sig);
-/* Starts a stopped or killed server again on the same port and waits for
- * PING. Its data is gone (no persistence). */
+/* Starts a stopped or killed server again on the same port, with the same
+ * arguments and directory, and waits for PING. Its data is gone (no
+ * persistence), unless it was started with "--appendonly" "yes": then it
+ * loads its append-only file. */
 void rdlt_server_restart(rdlt_server *s);
+/* 1 if a file of the server's append-only folder (appendonlydir, Redis
+ * 7.0+ and Valkey) holds the bytes of needle (a key's name, say). */
+int rdlt_server_aof_has(const rdlt_server *s, const char *needle);
+/* 1 if COMMAND INFO knows the command (e.g. "WAITAOF": Redis 7.2+). */
+int rdlt_server_has_command(rdlt_server *s, const char *name);
 /* Runs a command on the server (a fresh connection after a restart) and
  * returns the reply, to be freed with freeReplyObject(). Fails the test if
  * the server does not answer. */
@@ -245,6 +252,10 @@ typedef struct rdlt_sentinel rdlt_sentinel;
  * other sentinels. With a password the data nodes require it (and the
  * sentinels and the URL use it). */
 rdlt_sentinel *rdlt_sentinel_start(const char *password);
+/* The same with more arguments for every data node (NULL-terminated, e.g.
+ * "--appendonly" "yes"; at most 8). */
+rdlt_sentinel *rdlt_sentinel_start_args(const char *password,
+                                        const char *const *data_args);
 /* The same over TLS (pki not NULL): the data nodes and sentinels also
  * listen on TLS ports, replicate and watch over TLS, and the URL is
  * rediss+sentinel:// with the sentinels' TLS ports; trust pki->ca. */

@@ -76,26 +76,39 @@ static rdlt_server *start_data(const rdlt_sentinel *sn, const char *const *args)
                : rdlt_server_start_args(args);
 }
 
+static rdlt_sentinel *start(const char *password, const rdlt_pki *pki,
+                            const char *const *data_args);
+
 rdlt_sentinel *rdlt_sentinel_start(const char *password)
 {
-    return rdlt_sentinel_start_tls(password, NULL);
+    return start(password, NULL, NULL);
+}
+
+rdlt_sentinel *rdlt_sentinel_start_args(const char *password,
+                                        const char *const *data_args)
+{
+    return start(password, NULL, data_args);
 }
 
 rdlt_sentinel *rdlt_sentinel_start_tls(const char *password,
                                        const rdlt_pki *pki)
 {
+    return start(password, pki, NULL);
+}
+
+static rdlt_sentinel *start(const char *password, const rdlt_pki *pki,
+                            const char *const *data_args)
+{
     rdlt_sentinel *sn = calloc(1, sizeof(*sn));
     /* No 5 s wait for more replicas before a full sync (7.0's default). */
-    const char *data[9] = {"--repl-diskless-sync-delay",
-                           "0",
-                           "--requirepass",
-                           password,
-                           "--masterauth",
-                           password,
-                           NULL,
-                           NULL,
-                           NULL};
-    const char *replica[14];
+    const char *data[17] = {"--repl-diskless-sync-delay",
+                            "0",
+                            "--requirepass",
+                            password,
+                            "--masterauth",
+                            password,
+                            NULL};
+    const char *replica[22];
     static const char *const mode[2] = {"--sentinel", NULL};
     static const char *const tls_mode[4] = {"--sentinel", "--tls-port", "auto",
                                             NULL};
@@ -110,6 +123,11 @@ rdlt_sentinel *rdlt_sentinel_start_tls(const char *password,
     if (pki != NULL) {
         data[n++] = "--tls-replication";
         data[n++] = "yes";
+    }
+    for (i = 0; data_args != NULL && data_args[i] != NULL; i++) {
+        if (i == 8)
+            fail_msg("rdlt: too many data node arguments");
+        data[n++] = data_args[i];
     }
     data[n] = NULL;
     sn->data[0] = start_data(sn, data);

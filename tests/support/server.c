@@ -253,10 +253,13 @@ static int spawn(rdlt_server *s, const char *bin)
     return -1;
 }
 
+/* The directory and what is in it: files, and the folder of an
+ * append-only server (appendonlydir). */
 static void remove_dir(const char *dir)
 {
     DIR *d = opendir(dir);
     struct dirent *e;
+    struct stat st;
     char path[600];
     if (d == NULL)
         return;
@@ -264,10 +267,71 @@ static void remove_dir(const char *dir)
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
         snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-        unlink(path);
+        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+            remove_dir(path);
+        else
+            unlink(path);
     }
     closedir(d);
     rmdir(dir);
+}
+
+/* 1 if the file holds needle. */
+static int file_has(const char *path, const char *needle)
+{
+    FILE *f = fopen(path, "rb");
+    size_t n = strlen(needle), len = 0, got;
+    char *buf = NULL;
+    int found = 0;
+    if (f == NULL)
+        return 0;
+    for (;;) {
+        char *more = realloc(buf, len + 65536 + 1);
+        if (more == NULL)
+            break;
+        buf = more;
+        got = fread(buf + len, 1, 65536, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    fclose(f);
+    if (buf != NULL && len >= n) {
+        size_t i;
+        for (i = 0; i + n <= len && !found; i++)
+            found = memcmp(buf + i, needle, n) == 0;
+    }
+    free(buf);
+    return found;
+}
+
+int rdlt_server_aof_has(const rdlt_server *s, const char *needle)
+{
+    char sub[300], path[600];
+    DIR *d;
+    struct dirent *e;
+    int found = 0;
+    snprintf(sub, sizeof(sub), "%s/appendonlydir", s->dir);
+    d = opendir(sub);
+    if (d == NULL)
+        return 0;
+    while (!found && (e = readdir(d)) != NULL) {
+        if (strstr(e->d_name, ".aof") == NULL)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", sub, e->d_name);
+        found = file_has(path, needle);
+    }
+    closedir(d);
+    return found;
+}
+
+int rdlt_server_has_command(rdlt_server *s, const char *name)
+{
+    redisReply *r = rdlt_cmd(s, "COMMAND INFO %s", name);
+    int has = r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+              r->element[0]->type == REDIS_REPLY_ARRAY;
+    freeReplyObject(r);
+    return has;
 }
 
 /* Cleanup-stack entry: never calls cmocka (it may run from atexit). */
