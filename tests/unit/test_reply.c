@@ -94,6 +94,32 @@ static void test_reply_other_errors(void **state)
     expect_code("ERR invalid password", RDL_EAUTH);
 }
 
+/* Before 7.0 an error raised by a command inside a script comes wrapped in
+ * the script's own ERR: its code word is still the error's (a demoted
+ * master's READONLY must send the Sentinel client looking for the new
+ * one, not fail the call as a broken script). Texts of Redis 6.2.16. */
+static void test_reply_script_wrapped_errors(void **state)
+{
+    (void)state;
+    expect_code("ERR Error running script (call to "
+                "f_ff967d0ae0e68b4f9e360fa91c54598bc25ad9b6): @user_script:1: "
+                "@user_script: 1: -READONLY You can't write against a read "
+                "only replica.",
+                RDL_EREADONLY);
+    expect_code("ERR Error running script (call to "
+                "f_ff967d0ae0e68b4f9e360fa91c54598bc25ad9b6): @user_script:1: "
+                "@user_script: 1: -OOM command not allowed when used memory "
+                "> 'maxmemory'.",
+                RDL_EOOM);
+    /* A word that is no code of ours stays a script failure. */
+    expect_code("ERR Error running script (call to f_1): @user_script:1: "
+                "@user_script: 1: -WRONGTYPE Operation against a key",
+                RDL_ESCRIPT);
+    expect_code("ERR Error running script (call to f_1): @user_script:3: "
+                "bad value -READONLY",
+                RDL_ESCRIPT);
+}
+
 static void test_reply_non_errors(void **state)
 {
     redisReply r;
@@ -429,13 +455,20 @@ static void test_reply_sentinel_lists(void **state)
 }
 
 static const struct CMUnitTest tests[] = {
-    RDLT_TEST(test_reply_sentinel_fields), RDLT_TEST(test_reply_sentinel),
-    RDLT_TEST(test_reply_redirects),       RDLT_TEST(test_reply_sunsubscribe),
-    RDLT_TEST(test_reply_error_words),     RDLT_TEST(test_reply_word_alone),
-    RDLT_TEST(test_reply_word_boundaries), RDLT_TEST(test_reply_other_errors),
-    RDLT_TEST(test_reply_non_errors),      RDLT_TEST(test_reply_messages),
-    RDLT_TEST(test_reply_binary_payload),  RDLT_TEST(test_reply_time),
+    RDLT_TEST(test_reply_sentinel_fields),
+    RDLT_TEST(test_reply_sentinel),
+    RDLT_TEST(test_reply_redirects),
+    RDLT_TEST(test_reply_sunsubscribe),
+    RDLT_TEST(test_reply_error_words),
+    RDLT_TEST(test_reply_word_alone),
+    RDLT_TEST(test_reply_word_boundaries),
+    RDLT_TEST(test_reply_other_errors),
+    RDLT_TEST(test_reply_non_errors),
+    RDLT_TEST(test_reply_messages),
+    RDLT_TEST(test_reply_binary_payload),
+    RDLT_TEST(test_reply_time),
     RDLT_TEST(test_reply_sentinel_lists),
+    RDLT_TEST(test_reply_script_wrapped_errors),
 };
 
 RDLT_MAIN(tests)
