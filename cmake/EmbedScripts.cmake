@@ -266,6 +266,9 @@ for i = 1, tonumber(ARGV[1]) do
         out[i] = r
     else
         local e = type(r) == 'table' and r.err or tostring(r)
+        -- Before Redis 7.0 a command's error raised in a script reads
+        -- "@user_script: 1: -READONLY ...": its own reply follows the '-'.
+        e = string.gsub(e, '^@user_script: %d+: %-', '')
         if not string.find(e, '^[A-Z]+ ') then
             e = 'ERR ' .. e
         end

@@ -52,9 +52,39 @@ static int is_sunsubscribe(const redisReply *r)
            r->element[1]->type == REDIS_REPLY_STRING;
 }
 
-int rdl__reply_code(const redisReply *r)
+/* The code of the error word at s[0..len), or 0 if it is none of ours. */
+static int word_code(const char *s, size_t len)
 {
     size_t i, n;
+    for (i = 0; i < sizeof(error_words) / sizeof(error_words[0]); i++) {
+        n = strlen(error_words[i].word);
+        if (len >= n && memcmp(s, error_words[i].word, n) == 0 &&
+            (len == n || s[n] == ' '))
+            return error_words[i].code;
+    }
+    return 0;
+}
+
+/* Before Redis 7.0 an error raised by a command inside a script comes
+ * wrapped in the script's ERR: "ERR Error running script (call to f_...):
+ * @user_script:1: @user_script: 1: -READONLY You can't write ...". The
+ * error's own word follows the last ": -". */
+static int wrapped_code(const redisReply *r)
+{
+    const char *p = r->str, *at = NULL, *end = r->str + r->len;
+    if (strncmp(r->str, "ERR Error running script", 24) != 0)
+        return 0;
+    while ((p = strstr(p, ": @user_script: ")) != NULL && p < end)
+        at = p++;
+    if (at == NULL || (at = strstr(at + 16, ": -")) == NULL)
+        return 0;
+    at += 3;
+    return word_code(at, (size_t)(end - at));
+}
+
+int rdl__reply_code(const redisReply *r)
+{
+    int code;
     if (r == NULL)
         return RDL_EPROTO;
     if (r->type == REDIS_REPLY_ARRAY)
@@ -63,12 +93,9 @@ int rdl__reply_code(const redisReply *r)
                                     : 0;
     if (r->type != REDIS_REPLY_ERROR)
         return 0;
-    for (i = 0; i < sizeof(error_words) / sizeof(error_words[0]); i++) {
-        n = strlen(error_words[i].word);
-        if (r->len >= n && memcmp(r->str, error_words[i].word, n) == 0 &&
-            (r->len == n || r->str[n] == ' '))
-            return error_words[i].code;
-    }
+    if ((code = word_code(r->str, r->len)) != 0 ||
+        (code = wrapped_code(r)) != 0)
+        return code;
     /* "ERR invalid password" predates WRONGPASS (Redis < 6). */
     if (strstr(r->str, "invalid password") != NULL ||
         strstr(r->str, "invalid username-password") != NULL)
