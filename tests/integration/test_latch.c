@@ -438,6 +438,10 @@ static void test_latch_count_down_without_publish_right(void **state)
     (void)state;
 
     r = rdlt_cmd(s, "ACL SETUSER quiet on >pw ~* &* +@all -publish -spublish");
+    if (r->type == REDIS_REPLY_ERROR) { /* Redis 6.2: no SPUBLISH to deny */
+        freeReplyObject(r);
+        r = rdlt_cmd(s, "ACL SETUSER quiet on >pw ~* &* +@all -publish");
+    }
     assert_int_equal(r->type, REDIS_REPLY_STATUS);
     freeReplyObject(r);
     snprintf(url, sizeof(url), "redis://quiet:pw@127.0.0.1:%d",

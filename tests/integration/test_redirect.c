@@ -355,11 +355,17 @@ static void wait_then_release(rdl_client_t *c)
     rdlt_assert_ok(rdl_lock_release_as(l, A));
 }
 
-/* Redis 7 nodes: sharded pub/sub on both sides. */
+/* Redis 7 nodes: sharded pub/sub on both sides. (The fake nodes pass
+ * COMMAND INFO and SPUBLISH on to their backend: a server without sharded
+ * pub/sub, Redis 6.2, cannot play this scene; the next test plays it.) */
 static void test_redirect_sharded_pubsub(void **state)
 {
     scene *s = scene_start(PLAIN);
     (void)state;
+    if (!rdlt_server_has_command(s->backend, "SPUBLISH")) {
+        print_message("rdlt: the server has no SPUBLISH; skipping\n");
+        skip();
+    }
     wait_then_release(client_for(s, 2000));
     assert_int_equal(rdlt_fake_count(s->a, "SSUBSCRIBE"), 1);
     assert_int_equal(rdlt_fake_count(s->a, "SUBSCRIBE"), 0);

@@ -42,6 +42,22 @@ static void expect_ok(redisReply *r, const char *what)
     freeReplyObject(r);
 }
 
+/* Gives node n the slots lo..hi: ADDSLOTSRANGE (Redis 7.0 and later), else
+ * one ADDSLOTS per slot. */
+static void add_slots(rdlt_server *n, long lo, long hi)
+{
+    redisReply *r = rdlt_cmd(n, "CLUSTER ADDSLOTSRANGE %ld %ld", lo, hi);
+    long slot;
+    if (r->type != REDIS_REPLY_ERROR) {
+        freeReplyObject(r);
+        return;
+    }
+    freeReplyObject(r);
+    for (slot = lo; slot <= hi; slot++)
+        expect_ok(rdlt_cmd(n, "CLUSTER ADDSLOTS %ld", slot),
+                  "CLUSTER ADDSLOTS");
+}
+
 /* Lines of CLUSTER NODES that are settled (no handshake, no address). */
 static int known_nodes(rdlt_server *s)
 {
@@ -100,9 +116,7 @@ rdlt_cluster *rdlt_cluster_start(void)
         freeReplyObject(r);
     }
     for (i = 0; i < 3; i++)
-        expect_ok(rdlt_cmd(cl->node[i], "CLUSTER ADDSLOTSRANGE %ld %ld",
-                           ranges[i][0], ranges[i][1]),
-                  "CLUSTER ADDSLOTSRANGE");
+        add_slots(cl->node[i], ranges[i][0], ranges[i][1]);
     for (i = 1; i < RDLT_CLUSTER_NODES; i++)
         expect_ok(rdlt_cmd(cl->node[0], "CLUSTER MEET 127.0.0.1 %d %d",
                            rdlt_server_port(cl->node[i]),

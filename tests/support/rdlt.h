@@ -116,6 +116,9 @@ int rdlt_server_port(const rdlt_server *s);
 /* With "--cluster-enabled" "yes" among the arguments the server also gets
  * a free cluster bus port (--cluster-port); else 0. */
 int rdlt_server_bus_port(const rdlt_server *s);
+/* The server's major version (6 for Redis 6.2.16, 8 for Valkey 8.0.1); 0
+ * if its --version could not be read. */
+int rdlt_server_major(const rdlt_server *s);
 /* The next rdlt_cmd() opens a new connection (after an event that closed
  * the server's clients, such as a failover). */
 void rdlt_server_reconnect(rdlt_server *s);

@@ -30,6 +30,7 @@ struct rdlt_server {
     char *extra[MAX_EXTRA + 1];
     const char *password; /* the value of --requirepass in extra, if any */
     int cluster;          /* extra has --cluster-enabled: a bus port too */
+    int major;            /* the server's major version (6 for Redis 6.2) */
     int bus_port;
     int tls_at; /* index in extra of "auto" after --tls-port, or -1 */
     int tls_port;
@@ -89,6 +90,37 @@ static int free_port(void)
         port = ntohs(a.sin_port);
     close(fd);
     return port;
+}
+
+/* Whether port is free on the loopback address right now. */
+static int port_free(int port)
+{
+    struct sockaddr_in a;
+    int fd = socket(AF_INET, SOCK_STREAM, 0), ok;
+    if (fd < 0)
+        return 0;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons((uint16_t)port);
+    ok = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+    close(fd);
+    return ok;
+}
+
+/* A cluster node's port for a server before 7.0, whose bus port cannot
+ * be set: port and port + 10000 both free, so at most 55535. Below the
+ * kernel's ephemeral range, where free_port()'s ports come from; the
+ * start is spread by the process id so parallel tests rarely meet. */
+static int bus_pair_port(void)
+{
+    int i, port;
+    for (i = 0; i < 2000; i++) {
+        port = 20000 + (int)((getpid() * 7919 + i * 13) % 12000);
+        if (port_free(port) && port_free(port + 10000))
+            return port;
+    }
+    return -1;
 }
 
 static void print_log(const rdlt_server *s)
@@ -165,6 +197,42 @@ static int pings(const rdlt_server *s)
     return ok;
 }
 
+/* The major version of the server binary bin (`redis-server --version`:
+ * "Redis server v=6.2.16 ..."; Valkey's says v=8.0.1): the options a test
+ * server gets depend on it. Asked once per binary; 0 if unknown. */
+static int server_major(const char *bin)
+{
+    static char known[512];
+    static int major;
+    char cmd[600], line[256];
+    const char *v;
+    FILE *p;
+
+    if (strcmp(known, bin) == 0)
+        return major;
+    snprintf(known, sizeof(known), "%s", bin);
+    major = 0;
+    snprintf(cmd, sizeof(cmd), "'%s' --version 2>/dev/null", bin);
+    p = popen(cmd, "r");
+    if (p == NULL)
+        return 0;
+    if (fgets(line, sizeof(line), p) != NULL &&
+        (v = strstr(line, " v=")) != NULL)
+        major = atoi(v + 3);
+    pclose(p);
+    return major;
+}
+
+/* Whether extra[i] is an option, with its value, that a server of this
+ * major version does not know and that it needs no stand-in for: DEBUG
+ * is on by default before 7.0, where --enable-debug-command came in. */
+static int unknown_option(const rdlt_server *s, int i)
+{
+    const char *o = s->extra[i];
+    return s->major > 0 && s->major < 7 && o != NULL &&
+           strcmp(o, "--enable-debug-command") == 0;
+}
+
 /* Starts the process on s->port and waits for PING. Returns 0; 1 if the
  * port was taken (try another); -1 on any other failure (logged). */
 static int spawn(rdlt_server *s, const char *bin)
@@ -194,9 +262,15 @@ static int spawn(rdlt_server *s, const char *bin)
     argv[argc++] = "--logfile";
     argv[argc++] = s->log;
     snprintf(tls, sizeof(tls), "%d", s->tls_port);
-    for (i = 0; s->extra[i] != NULL; i++)
+    for (i = 0; s->extra[i] != NULL; i++) {
+        if (unknown_option(s, i)) {
+            i += s->extra[i + 1] != NULL; /* and its value */
+            continue;
+        }
         argv[argc++] = i == s->tls_at ? tls : s->extra[i];
-    if (s->cluster) {
+    }
+    /* Before 7.0 the bus port is always port + 10000 (start()). */
+    if (s->cluster && s->major >= 7) {
         /* The default bus port (port + 10000) may be taken or past 65535
          * for a port the kernel picked. */
         snprintf(bus, sizeof(bus), "%d", s->bus_port);
@@ -453,13 +527,17 @@ static rdlt_server *start(const char *conf_text, const char *const *extra)
         fclose(f);
     }
 
+    s->major = server_major(bin);
     for (attempt = 0; attempt < 5; attempt++) {
-        s->port = free_port();
+        s->port = s->cluster && s->major < 7 ? bus_pair_port() : free_port();
         if (s->port <= 0)
             fail_msg("rdlt: no free port: %s", strerror(errno));
-        do
-            s->bus_port = s->cluster ? free_port() : 0;
-        while (s->cluster && s->bus_port == s->port);
+        if (s->cluster && s->major < 7)
+            s->bus_port = s->port + 10000;
+        else
+            do
+                s->bus_port = s->cluster ? free_port() : 0;
+            while (s->cluster && s->bus_port == s->port);
         do
             s->tls_port = s->tls_at >= 0 ? free_port() : 0;
         while (s->tls_at >= 0 &&
@@ -479,6 +557,11 @@ static rdlt_server *start(const char *conf_text, const char *const *extra)
 rdlt_server *rdlt_server_start(void)
 {
     return rdlt_server_start_args(NULL);
+}
+
+int rdlt_server_major(const rdlt_server *s)
+{
+    return s->major;
 }
 
 int rdlt_server_bus_port(const rdlt_server *s)
