@@ -391,11 +391,15 @@ struct timeouts {
 };
 
 /* rdl_client_set_durability(): acquisitions reported only once `replicas`
- * replicas (all_replicas: every one the master lists) confirmed them. */
+ * replicas (all_replicas: every one the master lists) confirmed them;
+ * rdl_client_set_durable_level(): what confirms them, WAIT
+ * (RDL_DURABLE_RECEIVED) or WAITAOF (RDL_DURABLE_FSYNCED,
+ * RDL_DURABLE_FSYNCED_MASTER). */
 struct durability {
     static constexpr int all_replicas = RDL_REPLICAS_ALL;
     int replicas;
     std::chrono::milliseconds timeout;
+    int level = RDL_DURABLE_RECEIVED;
 };
 
 /* Client configuration; what is left unset keeps the library's default
@@ -445,10 +449,13 @@ class client
                   "rdl_client_set_prefix");
         if (opts.tls)
             set_tls(*opts.tls);
-        if (opts.durability)
+        if (opts.durability) {
             check(rdl_client_set_durability(c, opts.durability->replicas,
                                             opts.durability->timeout.count()),
                   "rdl_client_set_durability");
+            check(rdl_client_set_durable_level(c, opts.durability->level),
+                  "rdl_client_set_durable_level");
+        }
     }
 
     client(client &&) noexcept = default;

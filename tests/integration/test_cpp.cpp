@@ -304,6 +304,12 @@ static void cpp_connect_refused_body(rdlt_server *s)
     rdl::options durable = opts;
     durable.durability = rdl::durability{rdl::durability::all_replicas, 100ms};
     rdl::client ok("redis://127.0.0.1", durable);
+    rdl::options no_level = opts;
+    no_level.durability = rdl::durability{1, 100ms, 7};
+    CHECK_THROWS(rdl::client bad("redis://127.0.0.1", no_level), RDL_EINVAL);
+    rdl::options fsynced = opts;
+    fsynced.durability = rdl::durability{1, 100ms, RDL_DURABLE_FSYNCED};
+    rdl::client ok_level("redis://127.0.0.1", fsynced);
 }
 static void test_cpp_connect_refused(void **state)
 {
