@@ -20,7 +20,8 @@
 # The set: every test that talks to a server, except the stress profiles,
 # the TLS copy of the cluster suite (TLS has its own suite, which runs)
 # and the longest durable loop (test_durable_failover_loop; its
-# append-only twin runs where the server has WAITAOF); then one stress
+# append-only twin runs where the server has WAITAOF) and six long tests
+# of the client's own logic (named below); then one stress
 # profile, plain_fair_rw (every kind under contention, judged by the
 # history checker). Every kind, wake-ups, the watchdog, the fault proxy,
 # a 6-node cluster with failovers, Sentinel with failovers, TLS,
@@ -42,6 +43,11 @@ jobs=${COMPAT_JOBS:-$(nproc 2>/dev/null || echo 2)}
 # stress profile, alone: every kind contending, judged by the checker.
 stress='^stress\.plain_fair_rw$'
 exclude='^(stress|stress_check|cluster_tls|layers|url|keys|reply|slot|alloc|error|oom)\.|^durable\.test_durable_failover_loop$'
+# Long tests of the client's own logic, which no server changes: the
+# double grant without durability, back-off rounds, 10,000 holds renewed
+# in batches, a latch's expiry, the listing over a cluster, the
+# deployment script with a password (the one without runs).
+exclude+='|^cluster\.test_cluster_durable_off_double_grant$|^sentinel\.test_sentinel_failed_rounds_back_off$|^watchdog\.test_watchdog_ten_thousand_holds_batched$|^latch\.test_latch_ttl_expiry$|^cli\.cluster_ls$|^tools\.sentinel_auth$'
 
 while [ $# -gt 0 ]; do
     case $1 in

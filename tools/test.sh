@@ -88,14 +88,10 @@ configure_and_build() {
 
 # run_ctest DIR: every test, every label; no tests at all is a failure. Tests
 # set their own timeouts; --timeout only bounds one that forgot (a hang must
-# fail CI, not stall it). The stress profiles run last and one at a time:
-# their checker judges wake-up latency, which a second profile beside them
-# would blur; the rest run on every CPU.
+# fail CI, not stall it). One test at a time: the timing the tests judge
+# (wake-ups, leases) is the library's, not a neighbour's.
 run_ctest() {
-    (cd "$1" &&
-        ctest --output-on-failure --no-tests=error --timeout 600 \
-            -j "$jobs" -LE stress &&
-        ctest --output-on-failure --no-tests=error --timeout 600 -L stress)
+    (cd "$1" && ctest --output-on-failure --no-tests=error --timeout 600)
 }
 
 stage_deps() {
