@@ -47,7 +47,8 @@ int rdl__parse_try(const redisReply *r, rdl__try *out)
         return 0;
     }
     if (flag != 0 || r->elements > 3 ||
-        (r->elements == 3 && rdl__int_at(r, 2, &b) != 0) || b > (long long)UINT32_MAX)
+        (r->elements == 3 && rdl__int_at(r, 2, &b) != 0) ||
+        b > (long long)UINT32_MAX)
         return RDL_EPROTO;
     out->acquired = 0;
     out->pttl_ms = a;
