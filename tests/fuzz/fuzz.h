@@ -105,6 +105,16 @@ static inline char *fuzz_take(const uint8_t **data, size_t *size)
     return s;
 }
 
+/* s[0..n) as a new NUL-terminated string; aborts when out of memory. */
+static inline char *fuzz_dup_n(const char *s, size_t n)
+{
+    char *d = malloc(n + 1);
+    FUZZ_CHECK(d != NULL);
+    memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}
+
 /* The input as a NUL-terminated string (a NUL byte in it ends it, as it
  * would end a C string handed to the library). */
 static inline char *fuzz_string(const uint8_t *data, size_t size)

@@ -12,15 +12,6 @@
 #include "alloc.h"
 #include "keys.h"
 
-static char *dup_n(const char *s, size_t n)
-{
-    char *d = malloc(n + 1);
-    FUZZ_CHECK(d != NULL);
-    memcpy(d, s, n);
-    d[n] = '\0';
-    return d;
-}
-
 static int inside(const char *p, size_t n, const char *key, size_t len)
 {
     return p >= key && n <= len && p + n <= key + len;
@@ -34,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (prefix == NULL || rdl__prefix_check(prefix) != 0) {
         free(prefix);
-        prefix = dup_n("rdl", 3);
+        prefix = fuzz_dup_n("rdl", 3);
     }
     /* Exactly the key's bytes: a read past them is ASan's to report. */
     key = malloc(size > 0 ? size : 1);
@@ -49,16 +40,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(inside(parts.name, parts.name_len, key, size));
         FUZZ_CHECK(parts.name_len >= 1 && parts.name_len <= RDL__NAME_MAX);
         FUZZ_CHECK((parts.suffix == NULL) == (parts.suffix_len == 0));
-        kind = dup_n(parts.kind, parts.kind_len);
+        kind = fuzz_dup_n(parts.kind, parts.kind_len);
         FUZZ_CHECK(strpbrk(kind, ":.{}") == NULL);
         suffix = NULL;
         if (parts.suffix != NULL) {
             FUZZ_CHECK(inside(parts.suffix, parts.suffix_len, key, size));
-            suffix = dup_n(parts.suffix, parts.suffix_len);
+            suffix = fuzz_dup_n(parts.suffix, parts.suffix_len);
             FUZZ_CHECK(strpbrk(suffix, ":{}") == NULL);
         }
         FUZZ_CHECK(memchr(parts.name, '\0', parts.name_len) == NULL);
-        name = dup_n(parts.name, parts.name_len);
+        name = fuzz_dup_n(parts.name, parts.name_len);
         FUZZ_CHECK(rdl__name_check(name) == 0);
         k = rdl__key(prefix, kind, name, suffix);
         FUZZ_CHECK(k != NULL);

@@ -15,25 +15,16 @@
 
 #define CURSOR_MAX 32 /* list.c's cursor buffer */
 
-static char *dup_n(const char *s, size_t n)
-{
-    char *d = malloc(n + 1);
-    FUZZ_CHECK(d != NULL);
-    memcpy(d, s, n);
-    d[n] = '\0';
-    return d;
-}
-
 static void check_key(const redisReply *key)
 {
     rdl__key_parts p;
     char *kind, *suffix = NULL, *name, *k;
     if (!rdl__key_parse("rdl", key->str, key->len, &p))
         return;
-    kind = dup_n(p.kind, p.kind_len);
+    kind = fuzz_dup_n(p.kind, p.kind_len);
     if (p.suffix != NULL)
-        suffix = dup_n(p.suffix, p.suffix_len);
-    name = dup_n(p.name, p.name_len);
+        suffix = fuzz_dup_n(p.suffix, p.suffix_len);
+    name = fuzz_dup_n(p.name, p.name_len);
     FUZZ_CHECK(rdl__name_check(name) == 0);
     k = rdl__key("rdl", kind, name, suffix);
     FUZZ_CHECK(k != NULL && strlen(k) == key->len &&
