@@ -4,7 +4,7 @@
  * fall in four families that never mix:
  *   outcomes         RDL_EBUSY RDL_ETIMEDOUT RDL_ECANCELED
  *   caller errors    RDL_EINVAL RDL_ENOTHELD RDL_EDEADLK RDL_ECLOSED
- *                    RDL_ENOTSUP
+ *                    RDL_ENOTCONN RDL_ENOTSUP
  *   lost or unknown  RDL_ELOST RDL_ECONNLOST RDL_ECMDTIMEOUT
  *   infrastructure   everything else
  * "Unknown" means the command may or may not have run on the server: the
@@ -49,7 +49,8 @@ extern "C" {
     XX(ECROSSSLOT, -23, "keys of one call span several cluster slots")         \
     XX(ETLS, -24, "TLS handshake or certificate verification failed")          \
     XX(ENOMASTER, -25, "no sentinel knows the master")                         \
-    XX(ENOREPLICAS, -26, "replicas did not confirm in time; nothing held")
+    XX(ENOREPLICAS, -26, "replicas did not confirm in time; nothing held")     \
+    XX(ENOTCONN, -27, "client is not connected")
 
 typedef enum {
 #define RDL_ERRNO_ENUM_(name, value, msg) RDL_##name = value,

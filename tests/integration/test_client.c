@@ -342,6 +342,107 @@ static void *block_forever(void *arg)
     return NULL;
 }
 
+static int list_nothing(const rdl_lock_entry_t *e, void *data)
+{
+    (void)e;
+    (void)data;
+    return 0;
+}
+
+static void never_called(rdl_req_t *req, int status)
+{
+    (void)req;
+    fail_msg("callback called with %d", status);
+}
+
+/* Every call that needs the server, on a client that is not connected,
+ * fails with RDL_ENOTCONN and says so (not "closed": no close happened),
+ * before the first connect and after a connect that failed. Objects can
+ * be made before connecting; nothing connects on first use. */
+static void calls_before_connect(rdl_client_t *c)
+{
+    rdl_lock_t *l, *sem, *fair, *multi;
+    rdl_rwlock_t *rw;
+    rdl_latch_t *latch;
+    rdl_lock_info_t info;
+    rdl_req_t req = {0};
+    uint64_t count;
+    size_t masters;
+
+    rdlt_assert_ok(rdl_lock_new(c, "never", &l));
+    rdlt_assert_ok(rdl_fairlock_new(c, "never-fair", &fair));
+    rdlt_assert_ok(rdl_semaphore_new(c, "never-sem", 2, &sem));
+    rdlt_assert_ok(rdl_rwlock_new(c, "never-rw", &rw));
+    rdlt_assert_ok(rdl_latch_new(c, "never-latch", &latch));
+    rdlt_assert_ok(
+        rdl_multilock_new((rdl_lock_t *const[]){l, fair}, 2, &multi));
+
+    rdlt_assert_rc(rdl_lock_acquire(l, 0, 1000), RDL_ENOTCONN);
+    if (strstr(rdl_client_errmsg(c), "not connected") == NULL)
+        fail_msg("errmsg \"%s\" does not say \"not connected\"",
+                 rdl_client_errmsg(c));
+    rdlt_assert_rc(rdl_lock_acquire_as(fair, A, 100, 1000), RDL_ENOTCONN);
+    rdlt_assert_rc(rdl_lock_acquire(sem, 0, 1000), RDL_ENOTCONN);
+    rdlt_assert_rc(rdl_lock_acquire(rdl_rwlock_read(rw), 0, 1000),
+                   RDL_ENOTCONN);
+    rdlt_assert_rc(rdl_lock_acquire(rdl_rwlock_write(rw), 0, 1000),
+                   RDL_ENOTCONN);
+    rdlt_assert_rc(rdl_lock_acquire(multi, 0, 1000), RDL_ENOTCONN);
+    rdlt_assert_rc(rdl_lock_release(l), RDL_ENOTCONN);
+    rdlt_assert_rc(rdl_lock_force_release(l), RDL_ENOTCONN);
+    rdlt_assert_rc(rdl_lock_info(l, A, &info), RDL_ENOTCONN);
+    rdlt_assert_rc(rdl_semaphore_set_permits(sem, 3), RDL_ENOTCONN);
+    rdlt_assert_rc(rdl_latch_set(latch, 2, 10000), RDL_ENOTCONN);
+    rdlt_assert_rc(rdl_latch_count_down(latch), RDL_ENOTCONN);
+    rdlt_assert_rc(rdl_latch_await(latch, 0), RDL_ENOTCONN);
+    rdlt_assert_rc(rdl_latch_count(latch, &count), RDL_ENOTCONN);
+    rdlt_assert_rc(rdl_client_list_locks(c, "*", list_nothing, NULL),
+                   RDL_ENOTCONN);
+    rdlt_assert_rc(rdl_client_master_count(c, &masters), RDL_ENOTCONN);
+    rdlt_assert_rc(rdl_lock_acquire_async(&req, l, A, 0, 1000, never_called),
+                   RDL_ENOTCONN);
+    rdlt_assert_rc(rdl_lock_release_async(&req, l, A, never_called),
+                   RDL_ENOTCONN);
+    if (strstr(rdl_client_errmsg(c), "not connected") == NULL)
+        fail_msg("errmsg \"%s\" does not say \"not connected\"",
+                 rdl_client_errmsg(c));
+    assert_string_equal(rdl_err_name(RDL_ENOTCONN), "RDL_ENOTCONN");
+
+    rdl_lock_free(multi);
+    rdl_lock_free(l);
+    rdl_lock_free(fair);
+    rdl_lock_free(sem);
+    rdl_rwlock_free(rw);
+    rdl_latch_free(latch);
+}
+
+static void test_client_calls_before_connect(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    int port = rdlt_server_port(s);
+    char url[64];
+    rdl_client_t *c;
+    rdl_lock_t *l;
+    (void)state;
+
+    c = rdlt_client_new(rdlt_server_url(s));
+    calls_before_connect(c);
+
+    /* A connect that failed leaves the client as new: still not
+     * connected, and it can connect later. */
+    rdlt_server_stop(s);
+    snprintf(url, sizeof(url), "redis://127.0.0.1:%d", port);
+    c = rdlt_client_new(url);
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 500, 500));
+    rdlt_assert_rc(rdl_client_connect(c), RDL_ECONNREFUSED);
+    calls_before_connect(c);
+    rdlt_server_restart(s);
+    rdlt_assert_ok(rdl_client_connect(c));
+    l = rdlt_lock(c, "never");
+    rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 1000));
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+}
+
 /* Closing completes waiting calls with RDL_ECLOSED, at once. */
 static void test_client_close_ends_waits(void **state)
 {
@@ -442,6 +543,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_client_connect_and_id),
     RDLT_TEST(test_client_connections_are_named),
     RDLT_TEST(test_client_connect_refused),
+    RDLT_TEST(test_client_calls_before_connect),
     RDLT_TEST(test_client_connect_timeout),
     RDLT_TEST(test_client_configuration_after_connect),
     RDLT_TEST(test_client_configuration_ranges),

@@ -271,6 +271,25 @@ static void test_cpp_error_category(void **state)
     run(cpp_error_category_body, false);
 }
 
+/* The README's three lines, as written: a client is ready when its
+ * constructor returns. */
+static void cpp_ready_on_construct_body(rdlt_server *s)
+{
+    const std::string url = rdlt_server_url(s);
+    rdl::client client(url);
+    rdl::mutex m(client, "orders:42");
+    {
+        std::lock_guard<rdl::mutex> g(m);
+        CHECK(m.fencing_token() > 0);
+    }
+    CHECK(m.fencing_token() == 0);
+}
+static void test_cpp_ready_on_construct(void **state)
+{
+    (void)state;
+    run(cpp_ready_on_construct_body);
+}
+
 /* A dead port: connect() throws rdl::error RDL_ECONNREFUSED naming the
  * call and the address; connect(ec) reports it without throwing. A bad
  * URL fails in the constructor. */
@@ -881,6 +900,7 @@ static void test_cpp_semaphore(void **state)
 static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_cpp_error_category),
     RDLT_TEST(test_cpp_connect_refused),
+    RDLT_TEST(test_cpp_ready_on_construct),
     RDLT_TEST(test_cpp_lock_errors),
     RDLT_TEST(test_cpp_lock_guard),
     RDLT_TEST(test_cpp_unique_lock),

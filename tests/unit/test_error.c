@@ -75,6 +75,7 @@ static void test_error_contract_codes_exist(void **state)
     assert_int_equal(RDL_ETLS, -24);
     assert_int_equal(RDL_ENOMASTER, -25);
     assert_int_equal(RDL_ENOREPLICAS, -26);
+    assert_int_equal(RDL_ENOTCONN, -27);
 }
 
 static void test_error_success(void **state)
