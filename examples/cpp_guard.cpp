@@ -74,8 +74,10 @@ int main()
 {
     const char *url = std::getenv("RDL_URL");
     try {
-        rdl::client client(url != nullptr ? url : "redis://127.0.0.1:6379");
-        /* RDL_TLS_* as every example reads them, through the C API. */
+        /* Deferred, to set RDL_TLS_* through the C API first, as every
+         * example reads them; rdl::client(url) alone connects at once. */
+        rdl::client client(url != nullptr ? url : "redis://127.0.0.1:6379",
+                           rdl::defer_connect);
         if (url != nullptr && example_set_server(client.get(), url) != 0)
             throw rdl::error(RDL_EINVAL, "RDL_URL: " + client.errmsg());
         client.connect();

@@ -1,7 +1,6 @@
 /* rdl: the C++ layer (C++17, header-only) over the C API of <rdl.h>.
  *
- *   rdl::client c("redis://127.0.0.1:6379");
- *   c.connect();
+ *   rdl::client c("redis://127.0.0.1:6379");  // connected, or throws
  *   rdl::mutex m(c, "orders:42");              // lease: auto-renewed
  *   {
  *       std::unique_lock<rdl::mutex> hold(m, std::chrono::seconds(5));
@@ -138,6 +137,8 @@ class error_category_impl final : public std::error_category
             return std::errc::protocol_error;
         case RDL_ENOTSUP:
             return std::errc::not_supported;
+        case RDL_ENOTCONN:
+            return std::errc::not_connected;
         default:
             return std::error_condition(ev, *this);
         }
@@ -416,19 +417,41 @@ struct options {
     std::optional<rdl::durability> durability;
 };
 
+/* The tag of rdl::client's constructors that do not connect: for programs
+ * that configure the client further through the C API (get()) first, or
+ * connect later, as std::defer_lock defers a lock. */
+struct defer_connect_t {
+    explicit defer_connect_t() = default;
+};
+inline constexpr defer_connect_t defer_connect{};
+
 /* One connection set to one deployment, with its own loop thread. Lock
  * objects are made from it and must not outlive it. Move-only. */
 class client
 {
   public:
-    /* A client for `url` (rdl_client_set_url()'s forms), not yet
-     * connected. Throws rdl::error (RDL_EINVAL for a malformed URL,
-     * RDL_ETLS for unreadable TLS files, ...). */
+    /* A client for `url` (rdl_client_set_url()'s forms), connected: the
+     * constructor blocks until the client is ready (at most the connect
+     * timeout). Throws rdl::error: RDL_EINVAL for a malformed URL or
+     * option, RDL_ETLS for unreadable TLS files, and rdl_client_connect()'s
+     * codes (RDL_ECONNREFUSED, RDL_EAUTH, RDL_ETLS, ...). */
     explicit client(std::string_view url) : client(url, options{})
     {
     }
-
     client(std::string_view url, const options &opts)
+        : client(url, opts, defer_connect)
+    {
+        connect();
+    }
+
+    /* The same, not connected: call connect() before the first lock call
+     * (which fails with RDL_ENOTCONN until then). Throws rdl::error for a
+     * malformed URL or option. */
+    client(std::string_view url, defer_connect_t)
+        : client(url, options{}, defer_connect)
+    {
+    }
+    client(std::string_view url, const options &opts, defer_connect_t)
     {
         rdl_client_t *c = nullptr;
         int rc = rdl_client_new(&c);
@@ -465,8 +488,10 @@ class client
     /* rdl_client_free(): closes the client; holds expire by their leases. */
     ~client() = default;
 
-    /* Connects (blocks until ready). Throws rdl::error: RDL_ECONNREFUSED,
-     * RDL_EAUTH, RDL_ETLS, ... (rdl_client_connect()). */
+    /* Connects a client made with rdl::defer_connect (blocks until
+     * ready). Throws rdl::error: RDL_ECONNREFUSED, RDL_EAUTH, RDL_ETLS,
+     * ... (rdl_client_connect()); RDL_EINVAL if it is connected already.
+     * After a failure it may be called again. */
     void connect()
     {
         check(rdl_client_connect(get()), "rdl_client_connect");

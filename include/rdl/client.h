@@ -385,7 +385,8 @@ typedef int (*rdl_lock_list_cb)(const rdl_lock_entry_t *e, void *data);
  * @param data     passed to cb.
  * @return 0 (also when cb stopped the listing); RDL_EINVAL for NULL c or
  *         cb; RDL_EDEADLK on the client's loop thread (it blocks);
- *         RDL_ECLOSED if the client is not connected or was closed;
+ *         RDL_ENOTCONN if the client is not connected; RDL_ECLOSED if it
+ *         was closed;
  *         RDL_ECLUSTERDOWN when a cluster slot has no master known (its
  *         locks would be missed); RDL_ECONNREFUSED, RDL_ECONNLOST,
  *         RDL_ECMDTIMEOUT when a master cannot be reached or answered
@@ -406,10 +407,10 @@ RDL_API int rdl_client_list_locks(rdl_client_t *c, const char *pattern,
  *
  * @param out  receives the count; 0 on failure.
  * @return 0; RDL_EINVAL for NULL c or out; RDL_EDEADLK on the client's
- *         loop thread; RDL_ECLOSED if the client is not connected or was
- *         closed; RDL_ECLUSTERDOWN when a cluster slot has no master known;
- *         RDL_ECONNREFUSED when no sentinel has named the master yet.
- * Thread safety: as rdl_client_list_locks().
+ *         loop thread; RDL_ENOTCONN if the client is not connected;
+ *         RDL_ECLOSED if it was closed; RDL_ECLUSTERDOWN when a cluster slot
+ * has no master known; RDL_ECONNREFUSED when no sentinel has named the master
+ * yet. Thread safety: as rdl_client_list_locks().
  */
 RDL_API int rdl_client_master_count(rdl_client_t *c, size_t *out);
 

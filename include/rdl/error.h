@@ -7,6 +7,9 @@
  *                    RDL_ENOTCONN RDL_ENOTSUP
  *   lost or unknown  RDL_ELOST RDL_ECONNLOST RDL_ECMDTIMEOUT
  *   infrastructure   everything else
+ * RDL_ENOTCONN is a call that needs the server on a client that was never
+ * connected (or whose rdl_client_connect() failed); RDL_ECLOSED one after
+ * rdl_client_close(). Lock calls never connect on first use.
  * "Unknown" means the command may or may not have run on the server: the
  * library already retried it as far as the caller's budget allowed, so the
  * caller should treat the hold as doubtful (it will expire by its lease).

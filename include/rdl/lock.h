@@ -116,7 +116,8 @@ RDL_API const char *rdl_lock_name(const rdl_lock_t *lock);
  *         written, and was given back with no budget left to try again);
  *         RDL_EINVAL (NULL lock, wait_ms or lease_ms negative other than
  *         the sentinels, lease_ms 0 or above RDL_LEASE_MAX_MS);
- *         RDL_EDEADLK (called on the client's loop thread); RDL_ECLOSED;
+ *         RDL_EDEADLK (called on the client's loop thread); RDL_ENOTCONN
+ *         (the client was never connected); RDL_ECLOSED;
  *         RDL_ECONNLOST or RDL_ECMDTIMEOUT (the outcome stayed unknown
  *         after retries; a hold taken would expire by its lease);
  *         RDL_ELOST (a re-entry found that this owner's hold had ended
@@ -135,7 +136,7 @@ RDL_API RDL_NODISCARD int rdl_lock_acquire(rdl_lock_t *lock, int64_t wait_ms,
  * @return 0; RDL_ENOTHELD (this owner holds nothing here; nothing changed);
  *         RDL_ELOST (this owner held it, but the hold ended first: its lease
  *         expired, or it was force-released); RDL_EINVAL; RDL_EDEADLK;
- *         RDL_ECLOSED; infrastructure codes.
+ *         RDL_ENOTCONN; RDL_ECLOSED; infrastructure codes.
  * Thread safety: safe from any thread but the client's loop thread.
  */
 RDL_API RDL_NODISCARD int rdl_lock_release(rdl_lock_t *lock);
@@ -148,7 +149,7 @@ RDL_API RDL_NODISCARD int rdl_lock_release(rdl_lock_t *lock);
  * frees a hold taken after the first call freed the lock.
  *
  * @return 0 (it was held and is now free); RDL_ENOTHELD (it was free);
- *         RDL_EINVAL; RDL_EDEADLK; RDL_ECLOSED; RDL_ECONNLOST or
+ *         RDL_EINVAL; RDL_EDEADLK; RDL_ENOTCONN; RDL_ECLOSED; RDL_ECONNLOST or
  *         RDL_ECMDTIMEOUT (the outcome stayed unknown); infrastructure
  *         codes.
  * Thread safety: safe from any thread but the client's loop thread.
@@ -250,7 +251,8 @@ typedef struct rdl_lock_info_s {
  * Reads the lock's state from Redis in one round trip (from the master).
  *
  * @param owner  the owner asked about for held_by_owner and hold_count.
- * @return 0; RDL_EINVAL; RDL_EDEADLK; RDL_ECLOSED; infrastructure codes.
+ * @return 0; RDL_EINVAL; RDL_EDEADLK; RDL_ENOTCONN; RDL_ECLOSED;
+ *         infrastructure codes.
  * Thread safety: safe from any thread but the client's loop thread.
  */
 RDL_API int rdl_lock_info(rdl_lock_t *lock, rdl_owner_t owner,
@@ -287,7 +289,8 @@ struct rdl_req_s {
  * flight then: its outcome is unknown).
  *
  * @return 0 (started); RDL_EINVAL (bad arguments as for
- *         rdl_lock_acquire(), or req already pending); RDL_ECLOSED;
+ *         rdl_lock_acquire(), or req already pending); RDL_ENOTCONN;
+ *         RDL_ECLOSED;
  *         RDL_ENOMEM.
  * Thread safety: only on the client's loop thread.
  */

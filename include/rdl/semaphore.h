@@ -61,8 +61,8 @@ RDL_API RDL_NODISCARD int rdl_semaphore_new(rdl_client_t *c, const char *name,
  * sent again with the same request id and applied once: a retry never
  * stores its total over one another client stored after it.
  * @return 0; RDL_EINVAL (not a semaphore, permits out of range);
- *         RDL_EDEADLK (on the loop thread); RDL_ECLOSED; infrastructure
- *         codes.
+ *         RDL_EDEADLK (on the loop thread); RDL_ENOTCONN; RDL_ECLOSED;
+ *         infrastructure codes.
  * Thread safety: safe from any thread but the client's loop thread.
  */
 RDL_API int rdl_semaphore_set_permits(rdl_lock_t *sem, uint32_t permits);

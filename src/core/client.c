@@ -270,10 +270,27 @@ int rdl__client_on_loop(const rdl_client_t *c)
     return c->net.loop != NULL && uv_thread_equal(&self, &c->loop_tid);
 }
 
+int rdl__client_check_running(const rdl_client_t *c)
+{
+    switch (c->state) {
+    case RDL__CLIENT_RUNNING:
+        return 0;
+    case RDL__CLIENT_NEW:
+        /* Lock calls do not connect on first use: docs/api-changes.md. */
+        rdl__errmsg_set(c, "the client is not connected: call "
+                           "rdl_client_connect() first");
+        return RDL_ENOTCONN;
+    default:
+        rdl__errmsg_set(c, "the client is closed");
+        return RDL_ECLOSED;
+    }
+}
+
 int rdl__client_check_async(const rdl_client_t *c)
 {
-    if (c->state != RDL__CLIENT_RUNNING)
-        return RDL_ECLOSED;
+    int rc = rdl__client_check_running(c);
+    if (rc != 0)
+        return rc;
     if (!rdl__client_on_loop(c)) {
         rdl__errmsg_set(c, "async calls must be made on the client's loop "
                            "thread");

@@ -126,8 +126,11 @@ void rdl__client_destroy(rdl_client_t *c);
 int rdl__client_post(rdl_client_t *c, rdl__task *t);
 /* 1 on the thread that runs the client's loop. Any thread. */
 int rdl__client_on_loop(const rdl_client_t *c);
+/* 0 if the client is running, else RDL_ENOTCONN (never connected, or its
+ * connect failed) or RDL_ECLOSED, with the message set. Any thread. */
+int rdl__client_check_running(const rdl_client_t *c);
 /* 0 if async calls may start now (loop thread, client running), else
- * RDL_ECLOSED or RDL_EINVAL. */
+ * rdl__client_check_running()'s code or RDL_EINVAL. */
 int rdl__client_check_async(const rdl_client_t *c);
 /* A request id unique across all clients: "<client-id>:<hex seq>". */
 void rdl__client_reqid(rdl_client_t *c, char out[64]);

@@ -152,12 +152,8 @@ int rdl__sync_call(rdl_client_t *c, rdl__sync *s)
 {
     int rc, expect = WAITING;
     uint64_t start;
-    if (c->state != RDL__CLIENT_RUNNING) {
-        rdl__errmsg_set(c, "the client is %s",
-                        c->state == RDL__CLIENT_NEW ? "not connected"
-                                                    : "closed");
-        return RDL_ECLOSED;
-    }
+    if ((rc = rdl__client_check_running(c)) != 0)
+        return rc;
     if (rdl__client_on_loop(c)) {
         rdl__errmsg_set(c, "blocking call on the client's loop thread");
         return RDL_EDEADLK;

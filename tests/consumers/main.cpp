@@ -21,7 +21,7 @@ int main()
 
     /* Objects are made without a server: neither talks to one. */
     try {
-        rdl::client client("redis://127.0.0.1:6379");
+        rdl::client client("redis://127.0.0.1:6379", rdl::defer_connect);
         rdl::mutex mutex(client, "consumer");
         std::unique_lock<rdl::mutex> hold(mutex, std::defer_lock);
         return hold.owns_lock() ? 1 : 0;

@@ -203,9 +203,7 @@ rdl::client connected(rdlt_server *s, rdl::options opts = {})
 {
     if (!opts.timeouts)
         opts.timeouts = rdl::timeouts{2000ms, 1000ms};
-    rdl::client c(rdlt_server_url(s), opts);
-    c.connect();
-    return c;
+    return rdl::client(rdlt_server_url(s), opts);
 }
 
 long long elapsed_ms(steady_clock::time_point since)
@@ -283,6 +281,22 @@ static void cpp_ready_on_construct_body(rdlt_server *s)
         CHECK(m.fencing_token() > 0);
     }
     CHECK(m.fencing_token() == 0);
+
+    /* Deferred: configure first; until connect(), lock calls fail with
+     * RDL_ENOTCONN (std::errc::not_connected); connecting twice is an
+     * error. */
+    rdl::client later(url, rdl::defer_connect);
+    rdl::mutex early(later, "orders:43");
+    std::error_code ec;
+    CHECK(!early.try_lock(ec) && ec == RDL_ENOTCONN);
+    CHECK(ec == std::errc::not_connected);
+    CHECK_THROWS(early.lock(), RDL_ENOTCONN);
+    later.connect();
+    CHECK(early.try_lock());
+    early.unlock();
+    CHECK(!early.last_error());
+    later.connect(ec);
+    CHECK(ec == RDL_EINVAL);
 }
 static void test_cpp_ready_on_construct(void **state)
 {
@@ -290,15 +304,25 @@ static void test_cpp_ready_on_construct(void **state)
     run(cpp_ready_on_construct_body);
 }
 
-/* A dead port: connect() throws rdl::error RDL_ECONNREFUSED naming the
- * call and the address; connect(ec) reports it without throwing. A bad
- * URL fails in the constructor. */
+/* A dead port: the constructor, or connect() after a deferred one,
+ * throws rdl::error RDL_ECONNREFUSED naming the call and the address;
+ * connect(ec) reports it without throwing. A bad URL or option fails in
+ * the constructor, deferred or not. */
 static void cpp_connect_refused_body(rdlt_server *s)
 {
     rdl::options opts;
     opts.timeouts = rdl::timeouts{500ms, 500ms};
-    rdl::client c(rdlt_server_url(s), opts);
+    const std::string url = rdlt_server_url(s);
+    rdl::client c(url, opts, rdl::defer_connect);
     rdlt_server_stop(s);
+    try {
+        rdl::client now(url, opts);
+        throw check_failed("a client on a dead port was made");
+    } catch (const rdl::error &e) {
+        CHECK(e.code() == RDL_ECONNREFUSED);
+        CHECK(std::string(e.what()).find("rdl_client_connect") !=
+              std::string::npos);
+    }
     try {
         c.connect();
         throw check_failed("connect to a dead port returned");
@@ -322,13 +346,13 @@ static void cpp_connect_refused_body(rdlt_server *s)
     CHECK_THROWS(rdl::client bad("redis://127.0.0.1", slow_wait), RDL_EINVAL);
     rdl::options durable = opts;
     durable.durability = rdl::durability{rdl::durability::all_replicas, 100ms};
-    rdl::client ok("redis://127.0.0.1", durable);
+    rdl::client ok("redis://127.0.0.1", durable, rdl::defer_connect);
     rdl::options no_level = opts;
     no_level.durability = rdl::durability{1, 100ms, 7};
     CHECK_THROWS(rdl::client bad("redis://127.0.0.1", no_level), RDL_EINVAL);
     rdl::options fsynced = opts;
     fsynced.durability = rdl::durability{1, 100ms, RDL_DURABLE_FSYNCED};
-    rdl::client ok_level("redis://127.0.0.1", fsynced);
+    rdl::client ok_level("redis://127.0.0.1", fsynced, rdl::defer_connect);
 }
 static void test_cpp_connect_refused(void **state)
 {
