@@ -7,7 +7,9 @@
 #   (cd build-deb && cpack -G DEB)
 #
 # makes two packages, one per install component:
-#   rdl      (rdl_Runtime)      librdl.so.0, the rdl tool, rdl(1), README
+#   rdl      (rdl_Runtime)      librdl.so.0.MINOR (the SONAME: before 1.0,
+#                               one per minor release), the rdl tool,
+#                               rdl(1), README
 #   rdl-dev  (rdl_Development)  headers, librdl.so, the CMake package files,
 #                               rdl.pc
 # rdl's Depends are computed by dpkg-shlibdeps (libc6, libuv1,
@@ -63,9 +65,10 @@ list(APPEND rdl_dev_depends pkg-config)
 list(JOIN rdl_dev_depends ", " CPACK_DEBIAN_RDL_DEVELOPMENT_PACKAGE_DEPENDS)
 # Stripped, as Debian ships binaries (cmake --install keeps the symbols).
 set(CPACK_STRIP_FILES ON)
-# A shlibs file (librdl 0 rdl (= VERSION): before 1.0 a minor release may
-# break the ABI under the same SONAME) and the ldconfig calls.
+# A shlibs file (librdl 0.MINOR rdl (>= VERSION), from the SONAME) and the
+# ldconfig calls.
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
 
 # Checked when cpack runs (cmake/PackageCheck.cmake).
 set(CPACK_RDL_CONFIGURED_PREFIX "${CMAKE_INSTALL_PREFIX}")

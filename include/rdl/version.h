@@ -6,7 +6,7 @@
 #define RDL_VERSION_H
 
 #define RDL_VERSION_MAJOR 0
-#define RDL_VERSION_MINOR 1
+#define RDL_VERSION_MINOR 2
 #define RDL_VERSION_PATCH 0
 
 #define RDL_VERSION_HEX                                                        \

@@ -171,9 +171,15 @@ dev_depends=$(dpkg-deb -f "$dev_deb" Depends)
 echo "rdl-dev Depends: $dev_depends"
 [[ $dev_depends == *"rdl (= $version)"* ]] ||
     fail "rdl-dev does not depend on rdl (= $version)"
+# The SONAME's version: 0.MINOR before 1.0, then MAJOR (CMakeLists.txt).
+if [[ $version == 0.* ]]; then
+    soversion=${version%.*}
+else
+    soversion=${version%%.*}
+fi
 shlibs=$(dpkg-deb -I "$deb" shlibs)
-[[ $shlibs == "librdl 0 rdl "* ]] ||
-    fail "rdl's shlibs file is '$shlibs', not 'librdl 0 rdl ...'"
+[[ $shlibs == "librdl $soversion rdl (>= $version)" ]] ||
+    fail "rdl's shlibs file is '$shlibs', not 'librdl $soversion rdl (>= $version)'"
 
 # has_files DEB PATTERN...: each pattern (an extended regex) matches a path.
 has_files() {
@@ -184,7 +190,8 @@ has_files() {
         grep -Eqx "$p" <<<"$paths" || fail "$(basename "$deb") has no $p"
     done
 }
-has_files "$deb" './usr/bin/rdl' './usr/lib/[^/]+/librdl\.so\.0' \
+soname_re="librdl\\.so\\.${soversion//./\\.}"
+has_files "$deb" './usr/bin/rdl' "./usr/lib/[^/]+/$soname_re" \
     './usr/lib/[^/]+/librdl\.so\.[0-9.]+' './usr/share/man/man1/rdl\.1' \
     './usr/share/doc/rdl/README\.md'
 has_files "$dev_deb" './usr/include/rdl\.h' './usr/include/rdl\.hpp' \
@@ -230,7 +237,7 @@ apt_installed=1
 begin "the installed rdl tool"
 check_tool /usr/bin/rdl
 lib=$(librdl_of /usr/bin/rdl)
-[ "$lib" = "$(readlink -f "$(dpkg -L rdl | grep -E '/librdl\.so\.0$')")" ] ||
+[ "$lib" = "$(readlink -f "$(dpkg -L rdl | grep -E "/$soname_re\$")")" ] ||
     fail "/usr/bin/rdl loads $lib, not the packaged librdl"
 echo "/usr/bin/rdl loads $lib"
 
