@@ -1,4 +1,5 @@
-/* rdl: Redis distributed locks for C. Umbrella header: include this one. */
+/** @file
+ * rdl: Redis distributed locks for C. Umbrella header: include this one. */
 #ifndef RDL_H
 #define RDL_H
 

@@ -1,5 +1,7 @@
-/* rdl: the C++ layer (C++17, header-only) over the C API of <rdl.h>.
+/** @file
+ * rdl: the C++ layer (C++17, header-only) over the C API of <rdl.h>.
  *
+ * @code
  *   rdl::client c("redis://127.0.0.1:6379");  // connected, or throws
  *   rdl::mutex m(c, "orders:42");              // lease: auto-renewed
  *   {
@@ -7,6 +9,7 @@
  *       if (hold)
  *           write_with_fence(m.fencing_token());
  *   }                                          // unlock() never throws
+ * @endcode
  *
  * The lock types meet the standard's named requirements, so the standard
  * wrappers work with them: rdl::mutex and rdl::fair_mutex are Lockable and
@@ -35,9 +38,11 @@
  * another thread, take it with an explicit owner, any value both threads
  * agree on, and release it with that owner from the other thread:
  *
+ * @code
  *   const rdl::owner_t job = 42;       // or rdl::this_thread_owner()
  *   m.lock_as(job);
  *   std::thread([&m, job] { work(); m.unlock_as(job); }).detach();
+ * @endcode
  *
  * A std::unique_lock moved to another thread would unlock as that thread's
  * owner (and fail with RDL_ENOTHELD, recorded in last_error()): use the
@@ -84,21 +89,24 @@
 
 /* ---- errors ---------------------------------------------------------------- */
 
+/** The C++ layer over the C API: see `<rdl.hpp>`. */
 namespace rdl
 {
 
-/* The category of rdl's codes: value() is the C code (RDL_E*), message()
+/** The category of rdl's codes: value() is the C code (RDL_E*), message()
  * its rdl_strerror() text. */
 class error_category_impl final : public std::error_category
 {
   public:
+    /** "rdl". */
     const char *name() const noexcept override
     {
         return "rdl";
     }
 
-    /* Generated from the one list of codes, so a new code has its message
-     * here without a change to this file. */
+    /** The message of code `ev`: its rdl_strerror() text. Generated from the
+     * one list of codes, so a new code has its message here without a change
+     * to this file. */
     std::string message(int ev) const override
     {
         switch (ev) {
@@ -112,7 +120,7 @@ class error_category_impl final : public std::error_category
         }
     }
 
-    /* Codes that mean what a std::errc means compare equal to it, so
+    /** Codes that mean what a std::errc means compare equal to it, so
      * portable code can test `ec == std::errc::timed_out`. */
     std::error_condition default_error_condition(int ev) const noexcept override
     {
@@ -145,7 +153,7 @@ class error_category_impl final : public std::error_category
     }
 };
 
-/* The one category object (an inline function's static is one object in
+/** The one category object (an inline function's static is one object in
  * the whole program). */
 inline const std::error_category &category() noexcept
 {
@@ -153,12 +161,15 @@ inline const std::error_category &category() noexcept
     return instance;
 }
 
-/* What every failing call throws: code() is in rdl::category(), what()
+/** What every failing call throws: code() is in rdl::category(), what()
  * names the C call and, when there is one, rdl_client_errmsg()'s detail
  * (the server's text, the node's address). */
 class error : public std::system_error
 {
   public:
+    ///@{
+    /** An error of code `ec`, or of C code `code` (RDL_E*) in
+     * rdl::category(), with `what` in its what(). */
     explicit error(std::error_code ec) : std::system_error(ec)
     {
     }
@@ -170,6 +181,7 @@ class error : public std::system_error
         : std::system_error(code, category(), what)
     {
     }
+    ///@}
 };
 
 } // namespace rdl
@@ -179,10 +191,13 @@ class error : public std::system_error
  * (global) namespace for argument-dependent lookup to find it. */
 namespace std
 {
+/** rdl_errno_t is an error code enum (rdl::category()). */
 template <> struct is_error_code_enum<rdl_errno_t> : true_type {
 };
 } // namespace std
 
+/** The std::error_code of `e`, in rdl::category(); what makes
+ * `std::error_code ec = RDL_EBUSY;` work. */
 inline std::error_code make_error_code(rdl_errno_t e) noexcept
 {
     return std::error_code(static_cast<int>(e), rdl::category());
@@ -193,20 +208,23 @@ namespace rdl
 
 /* ---- owners, leases ---------------------------------------------------------- */
 
-/* Who holds a hold (rdl_owner_t). */
+/** Who holds a hold (rdl_owner_t). */
 using owner_t = rdl_owner_t;
 
-/* The calling thread's owner: the one the calls without an owner use. */
+/** The calling thread's owner: the one the calls without an owner use. */
 inline owner_t this_thread_owner() noexcept
 {
     return rdl_owner_self();
 }
 
-/* auto_renew: the client's watchdog keeps the hold alive until it is
- * released (its lease: options::watchdog_lease). */
-enum class lease { auto_renew };
+/** The lease of a lock object that has no fixed one (a fixed lease is a
+ * std::chrono::milliseconds given to the constructor instead). */
+enum class lease {
+    auto_renew /**< the client's watchdog keeps the hold alive until it is
+                    released (its lease: options::watchdog_lease) */
+};
 
-/* Callback for lost holds and failed releases: the code (RDL_ELOST, or the
+/** Callback for lost holds and failed releases: the code (RDL_ELOST, or the
  * renewal error; for a failed release, its code) and the owner. It runs on
  * the client's loop thread (watchdog reports) or on the thread whose
  * release failed, must not block or throw, and may make no blocking rdl
@@ -375,66 +393,71 @@ struct lost_state {
 
 /* ---- client ------------------------------------------------------------------ */
 
-/* rdl_client_set_tls(); an empty string means NULL there. */
+/** rdl_client_set_tls(); an empty string means NULL there. */
 struct tls_options {
-    std::string ca_file;
-    std::string ca_dir;
-    std::string cert_file;
-    std::string key_file;
-    std::string server_name;
-    bool insecure = false; /* testing only: no verification at all */
+    std::string ca_file;     /**< rdl_tls_options_t::ca_file */
+    std::string ca_dir;      /**< rdl_tls_options_t::ca_dir */
+    std::string cert_file;   /**< rdl_tls_options_t::cert_file */
+    std::string key_file;    /**< rdl_tls_options_t::key_file */
+    std::string server_name; /**< rdl_tls_options_t::server_name */
+    bool insecure = false;   /**< testing only: no verification at all */
 };
 
-/* rdl_client_set_timeouts_ms(): the connect and the per-command timeout. */
+/** rdl_client_set_timeouts_ms(): the connect and the per-command timeout. */
 struct timeouts {
-    std::chrono::milliseconds connect;
-    std::chrono::milliseconds command;
+    std::chrono::milliseconds connect; /**< the connect timeout */
+    std::chrono::milliseconds command; /**< the per-command timeout */
 };
 
-/* rdl_client_set_durability(): acquisitions reported only once `replicas`
+/** rdl_client_set_durability(): acquisitions reported only once `replicas`
  * replicas (all_replicas: every one the master lists) confirmed them;
  * rdl_client_set_durable_level(): what confirms them, WAIT
  * (RDL_DURABLE_RECEIVED) or WAITAOF (RDL_DURABLE_FSYNCED,
  * RDL_DURABLE_FSYNCED_MASTER). */
 struct durability {
-    static constexpr int all_replicas = RDL_REPLICAS_ALL;
-    int replicas;
-    std::chrono::milliseconds timeout;
-    int level = RDL_DURABLE_RECEIVED;
+    static constexpr int all_replicas = RDL_REPLICAS_ALL; /**< every replica */
+    int replicas;                      /**< 0 (off), 1..1000 or all_replicas */
+    std::chrono::milliseconds timeout; /**< how long to wait for them */
+    int level = RDL_DURABLE_RECEIVED;  /**< RDL_DURABLE_*: what confirms */
 };
 
-/* Client configuration; what is left unset keeps the library's default
+/** Client configuration; what is left unset keeps the library's default
  * (documented once, in <rdl/client.h>). */
 struct options {
+    /** rdl_client_set_timeouts_ms(). */
     std::optional<rdl::timeouts> timeouts;
-    /* rdl_client_set_watchdog_ms(): the lease of auto_renew holds. */
+    /** rdl_client_set_watchdog_ms(): the lease of auto_renew holds. */
     std::optional<std::chrono::milliseconds> watchdog_lease;
-    /* rdl_client_set_prefix(): the prefix of every key. */
+    /** rdl_client_set_prefix(): the prefix of every key. */
     std::optional<std::string> prefix;
-    /* Used with rediss URLs. */
+    /** Used with rediss URLs. */
     std::optional<tls_options> tls;
-    /* Durable acquisitions (README "Durable acquisitions"). */
+    /** Durable acquisitions (README "Durable acquisitions"). */
     std::optional<rdl::durability> durability;
 };
 
-/* The tag of rdl::client's constructors that do not connect: for programs
+/** The tag of rdl::client's constructors that do not connect: for programs
  * that configure the client further through the C API (get()) first, or
  * connect later, as std::defer_lock defers a lock. */
 struct defer_connect_t {
+    /** Explicit, as std::defer_lock_t's: `{}` alone is not the tag. */
     explicit defer_connect_t() = default;
 };
+/** The tag: `rdl::client c(url, rdl::defer_connect);`. */
 inline constexpr defer_connect_t defer_connect{};
 
-/* One connection set to one deployment, with its own loop thread. Lock
+/** One connection set to one deployment, with its own loop thread. Lock
  * objects are made from it and must not outlive it. Move-only. */
 class client
 {
   public:
-    /* A client for `url` (rdl_client_set_url()'s forms), connected: the
+    ///@{
+    /** A client for `url` (rdl_client_set_url()'s forms), connected: the
      * constructor blocks until the client is ready (at most the connect
-     * timeout). Throws rdl::error: RDL_EINVAL for a malformed URL or
-     * option, RDL_ETLS for unreadable TLS files, and rdl_client_connect()'s
-     * codes (RDL_ECONNREFUSED, RDL_EAUTH, RDL_ETLS, ...). */
+     * timeout); with `opts`, configured by them first. Throws rdl::error:
+     * RDL_EINVAL for a malformed URL or option, RDL_ETLS for unreadable TLS
+     * files, and rdl_client_connect()'s codes (RDL_ECONNREFUSED, RDL_EAUTH,
+     * RDL_ETLS, ...). */
     explicit client(std::string_view url) : client(url, options{})
     {
     }
@@ -443,8 +466,10 @@ class client
     {
         connect();
     }
+    ///@}
 
-    /* The same, not connected: call connect() before the first lock call
+    ///@{
+    /** The same, not connected: call connect() before the first lock call
      * (which fails with RDL_ENOTCONN until then). Throws rdl::error for a
      * malformed URL or option. */
     client(std::string_view url, defer_connect_t)
@@ -480,15 +505,21 @@ class client
                   "rdl_client_set_durable_level");
         }
     }
+    ///@}
 
+    ///@{
+    /** Move-only: the C client moves; a moved-from client may only be
+     * destroyed or assigned to. */
     client(client &&) noexcept = default;
     client &operator=(client &&) noexcept = default;
     client(const client &) = delete;
     client &operator=(const client &) = delete;
-    /* rdl_client_free(): closes the client; holds expire by their leases. */
+    ///@}
+    /** rdl_client_free(): closes the client; holds expire by their leases. */
     ~client() = default;
 
-    /* Connects a client made with rdl::defer_connect (blocks until
+    ///@{
+    /** Connects a client made with rdl::defer_connect (blocks until
      * ready). Throws rdl::error: RDL_ECONNREFUSED, RDL_EAUTH, RDL_ETLS,
      * ... (rdl_client_connect()); RDL_EINVAL if it is connected already.
      * After a failure it may be called again. */
@@ -500,21 +531,22 @@ class client
     {
         detail::set_code(ec, rdl_client_connect(get()));
     }
+    ///@}
 
-    /* The C client, for the C API (NULL once moved from). */
+    /** The C client, for the C API (NULL once moved from). */
     rdl_client_t *get() const noexcept
     {
         return c_.get();
     }
 
-    /* rdl_client_id(): how Redis records this client's owners. */
+    /** rdl_client_id(): how Redis records this client's owners. */
     std::string_view id() const noexcept
     {
         const char *s = c_ ? rdl_client_id(c_.get()) : nullptr;
         return s != nullptr ? std::string_view(s) : std::string_view();
     }
 
-    /* rdl_client_errmsg(): the detail of the calling thread's last error. */
+    /** rdl_client_errmsg(): the detail of the calling thread's last error. */
     std::string errmsg() const
     {
         return c_ ? rdl_client_errmsg(c_.get()) : "";
@@ -553,7 +585,7 @@ class client
 
 /* ---- locks ------------------------------------------------------------------- */
 
-/* The operations every lock type shares: Lockable and TimedLockable over
+/** The operations every lock type shares: Lockable and TimedLockable over
  * its exclusive side, the explicit-owner forms, the hold's token and
  * validity, lost-hold reporting. Not made directly: use rdl::mutex,
  * rdl::fair_mutex, rdl::shared_mutex or rdl::multi_lock. */
@@ -563,7 +595,8 @@ class lock_base
     lock_base(const lock_base &) = delete;
     lock_base &operator=(const lock_base &) = delete;
 
-    /* Blocks until held. Throws rdl::error (RDL_ELOST when a re-entry
+    ///@{
+    /** Blocks until held. Throws rdl::error (RDL_ELOST when a re-entry
      * finds the hold gone, RDL_ECLOSED, connection errors, ...). */
     void lock()
     {
@@ -573,8 +606,10 @@ class lock_base
     {
         lock_as(this_thread_owner(), ec);
     }
+    ///@}
 
-    /* One try: false if another owner holds it. */
+    ///@{
+    /** One try: false if another owner holds it. */
     [[nodiscard]] bool try_lock()
     {
         return try_lock_as(this_thread_owner());
@@ -583,8 +618,10 @@ class lock_base
     {
         return try_lock_as(this_thread_owner(), ec);
     }
+    ///@}
 
-    /* Waits at most d (rounded up to milliseconds): false when it ran
+    ///@{
+    /** Waits at most d (rounded up to milliseconds): false when it ran
      * out. */
     template <class Rep, class Period>
     [[nodiscard]] bool try_lock_for(const std::chrono::duration<Rep, Period> &d)
@@ -597,8 +634,10 @@ class lock_base
     {
         return try_on(x_, this_thread_owner(), detail::wait_ms(d), ec);
     }
+    ///@}
 
-    /* Waits until t, of any clock (see detail::wait_until_ms()). */
+    ///@{
+    /** Waits until t, of any clock (see detail::wait_until_ms()). */
     template <class Clock, class Duration>
     [[nodiscard]] bool
     try_lock_until(const std::chrono::time_point<Clock, Duration> &t)
@@ -612,21 +651,24 @@ class lock_base
     {
         return try_on(x_, this_thread_owner(), detail::wait_until_ms(t), ec);
     }
+    ///@}
 
-    /* Releases one level; never throws. A failure is recorded in
+    /** Releases one level; never throws. A failure is recorded in
      * last_error() and reported to the on_lost() callback. */
     void unlock() noexcept
     {
         std::error_code ec;
         unlock_on(x_, this_thread_owner(), ec);
     }
-    /* The same, also giving the outcome. */
+    /** The same, also giving the outcome. */
     void unlock(std::error_code &ec) noexcept
     {
         unlock_on(x_, this_thread_owner(), ec);
     }
 
-    /* The explicit-owner forms (hand-offs between threads: see the top of
+    ///@{
+    /** The explicit-owner forms of lock(), try_lock(), try_lock_for() and
+     * unlock(), for `owner` (hand-offs between threads: see the top of
      * this file). */
     void lock_as(owner_t owner)
     {
@@ -669,8 +711,10 @@ class lock_base
     {
         unlock_on(x_, owner, ec);
     }
+    ///@}
 
-    /* The fencing token of the owner's hold (0 if it holds none); local
+    ///@{
+    /** The fencing token of the owner's hold (0 if it holds none); local
      * state, no round trip. Pass it to the resource the lock guards. */
     std::uint64_t fencing_token() const noexcept
     {
@@ -680,8 +724,10 @@ class lock_base
     {
         return rdl_lock_fencing_token(x_, owner);
     }
+    ///@}
 
-    /* How long the owner's hold is known to stay valid (0 if none, lost or
+    ///@{
+    /** How long the owner's hold is known to stay valid (0 if none, lost or
      * run out): check it right before a write the lock protects. */
     std::chrono::milliseconds valid_for() const noexcept
     {
@@ -691,8 +737,9 @@ class lock_base
     {
         return std::chrono::milliseconds(rdl_lock_valid_ms(x_, owner));
     }
+    ///@}
 
-    /* Sets (or with an empty function clears) the callback for holds of
+    /** Sets (or with an empty function clears) the callback for holds of
      * this object that were lost or failed to release, for every owner.
      * When it returns, no call of the previous callback is running. The
      * callback is stored here (this may throw std::bad_alloc) so that the
@@ -714,7 +761,7 @@ class lock_base
         install_lost_cb();
     }
 
-    /* The outcome of the last unlock (any owner; clear if it succeeded) or
+    /** The outcome of the last unlock (any owner; clear if it succeeded) or
      * the reason of the last loss the watchdog reported, whichever came
      * last. */
     std::error_code last_error() const noexcept
@@ -722,19 +769,21 @@ class lock_base
         return std::error_code(st_ ? st_->last.load() : RDL_EINVAL, category());
     }
 
-    /* The C lock (its exclusive view for shared_mutex); NULL once moved
+    /** The C lock (its exclusive view for shared_mutex); NULL once moved
      * from. */
     rdl_lock_t *native_handle() const noexcept
     {
         return x_;
     }
 
+    /** The lock's name (rdl_lock_name()); empty once moved from. */
     std::string_view name() const noexcept
     {
         const char *s = rdl_lock_name(x_);
         return s != nullptr ? std::string_view(s) : std::string_view();
     }
 
+    /// @cond INTERNAL
   protected:
     using free_fn = void (*)(void *);
 
@@ -871,12 +920,16 @@ class lock_base
     rdl_lock_t *r_ = nullptr; /* read view (shared_mutex) */
     rdl_client_t *client_;    /* for rdl_client_errmsg() */
     std::int64_t lease_ms_;
+    /// @endcond
 };
 
-/* The reentrant lock (rdl_lock_new()): one owner at a time; not FIFO. */
+/** The reentrant lock (rdl_lock_new()): one owner at a time; not FIFO. */
 class mutex : public lock_base
 {
   public:
+    ///@{
+    /** The lock named `name` of client `c`, with the watchdog's renewed
+     * lease (the default) or a fixed lease. Throws rdl::error. */
     mutex(client &c, std::string_view name) : mutex(c, name, lease::auto_renew)
     {
     }
@@ -891,15 +944,23 @@ class mutex : public lock_base
     {
         make(rdl_lock_new, name, "rdl_lock_new");
     }
+    ///@}
+    ///@{
+    /** Movable: the C object moves; a moved-from object may only be
+     * destroyed or assigned to. */
     mutex(mutex &&) noexcept = default;
     mutex &operator=(mutex &&) noexcept = default;
+    ///@}
 };
 
-/* The fair lock (rdl_fairlock_new()): granted in order of arrival at
+/** The fair lock (rdl_fairlock_new()): granted in order of arrival at
  * Redis. A different lock from an rdl::mutex of the same name. */
 class fair_mutex : public lock_base
 {
   public:
+    ///@{
+    /** The fair lock named `name` of client `c`, with the watchdog's
+     * renewed lease (the default) or a fixed lease. Throws rdl::error. */
     fair_mutex(client &c, std::string_view name)
         : fair_mutex(c, name, lease::auto_renew)
     {
@@ -915,11 +976,16 @@ class fair_mutex : public lock_base
     {
         make(rdl_fairlock_new, name, "rdl_fairlock_new");
     }
+    ///@}
+    ///@{
+    /** Movable: the C object moves; a moved-from object may only be
+     * destroyed or assigned to. */
     fair_mutex(fair_mutex &&) noexcept = default;
     fair_mutex &operator=(fair_mutex &&) noexcept = default;
+    ///@}
 };
 
-/* The read-write lock (rdl_rwlock_new(), writers first): the lock_base
+/** The read-write lock (rdl_rwlock_new(), writers first): the lock_base
  * calls act on the write side, the _shared calls on the read side. An
  * owner holding the read side gets RDL_EDEADLK from lock() (an upgrade
  * would wait on itself); one holding the write side may lock_shared()
@@ -927,6 +993,10 @@ class fair_mutex : public lock_base
 class shared_mutex : public lock_base
 {
   public:
+    ///@{
+    /** The read-write lock named `name` of client `c`, with the watchdog's
+     * renewed lease (the default) or a fixed lease, for both sides. Throws
+     * rdl::error. */
     shared_mutex(client &c, std::string_view name)
         : shared_mutex(c, name, lease::auto_renew)
     {
@@ -942,9 +1012,16 @@ class shared_mutex : public lock_base
     {
         make_rw(c, name);
     }
+    ///@}
+    ///@{
+    /** Movable: the C object moves; a moved-from object may only be
+     * destroyed or assigned to. */
     shared_mutex(shared_mutex &&) noexcept = default;
     shared_mutex &operator=(shared_mutex &&) noexcept = default;
+    ///@}
 
+    ///@{
+    /** Blocks until the read side is held: as lock(), for the read side. */
     void lock_shared()
     {
         lock_shared_as(this_thread_owner());
@@ -953,6 +1030,10 @@ class shared_mutex : public lock_base
     {
         lock_on(read_view(), this_thread_owner(), ec);
     }
+    ///@}
+    ///@{
+    /** One try at the read side: false if another owner holds the write
+     * side or, writers first, a writer waits for it. */
     [[nodiscard]] bool try_lock_shared()
     {
         return try_on(read_view(), this_thread_owner(), 0);
@@ -961,6 +1042,9 @@ class shared_mutex : public lock_base
     {
         return try_on(read_view(), this_thread_owner(), 0, ec);
     }
+    ///@}
+    ///@{
+    /** Waits at most d for the read side: as try_lock_for(). */
     template <class Rep, class Period>
     [[nodiscard]] bool
     try_lock_shared_for(const std::chrono::duration<Rep, Period> &d)
@@ -974,6 +1058,9 @@ class shared_mutex : public lock_base
     {
         return try_on(read_view(), this_thread_owner(), detail::wait_ms(d), ec);
     }
+    ///@}
+    ///@{
+    /** Waits until t for the read side: as try_lock_until(). */
     template <class Clock, class Duration>
     [[nodiscard]] bool
     try_lock_shared_until(const std::chrono::time_point<Clock, Duration> &t)
@@ -989,6 +1076,9 @@ class shared_mutex : public lock_base
         return try_on(read_view(), this_thread_owner(),
                       detail::wait_until_ms(t), ec);
     }
+    ///@}
+    ///@{
+    /** Releases one level of the read side; as unlock(), never throws. */
     void unlock_shared() noexcept
     {
         unlock_shared_as(this_thread_owner());
@@ -997,7 +1087,11 @@ class shared_mutex : public lock_base
     {
         unlock_on(read_view(), this_thread_owner(), ec);
     }
+    ///@}
 
+    ///@{
+    /** The explicit-owner forms of lock_shared(), try_lock_shared() and
+     * unlock_shared(), for `owner`. */
     void lock_shared_as(owner_t owner)
     {
         std::error_code ec;
@@ -1028,8 +1122,10 @@ class shared_mutex : public lock_base
     {
         unlock_on(read_view(), owner, ec);
     }
+    ///@}
 
-    /* The read side's token and validity for the owner. */
+    ///@{
+    /** The read side's token and validity for the owner. */
     std::uint64_t shared_fencing_token() const noexcept
     {
         return rdl_lock_fencing_token(read_view(), this_thread_owner());
@@ -1039,6 +1135,7 @@ class shared_mutex : public lock_base
         return std::chrono::milliseconds(
             rdl_lock_valid_ms(read_view(), this_thread_owner()));
     }
+    ///@}
 
   private:
     static void free_rw(void *p) noexcept
@@ -1056,7 +1153,7 @@ class shared_mutex : public lock_base
     }
 };
 
-/* The semaphore (rdl_semaphore_new()), shaped like std::counting_semaphore:
+/** The semaphore (rdl_semaphore_new()), shaped like std::counting_semaphore:
  * acquire() takes one of the permits, release() gives one back, and at
  * most `permits` are held at once across every client (the total stored
  * in Redis wins: see <rdl/semaphore.h>). Permits are held by owners (the
@@ -1066,6 +1163,10 @@ class shared_mutex : public lock_base
 class counting_semaphore : public lock_base
 {
   public:
+    ///@{
+    /** The semaphore named `name` of client `c`, with `permits` permits if
+     * Redis has no total for it yet, each held with the watchdog's renewed
+     * lease (the default) or a fixed lease. Throws rdl::error. */
     counting_semaphore(client &c, std::string_view name, std::uint32_t permits)
         : counting_semaphore(c, name, permits, lease::auto_renew)
     {
@@ -1082,16 +1183,22 @@ class counting_semaphore : public lock_base
     {
         make_sem(name, permits);
     }
+    ///@}
+    ///@{
+    /** Movable: the C object moves; a moved-from object may only be
+     * destroyed or assigned to. */
     counting_semaphore(counting_semaphore &&) noexcept = default;
     counting_semaphore &operator=(counting_semaphore &&) noexcept = default;
+    ///@}
 
-    /* The largest total rdl accepts (std::counting_semaphore::max()). */
+    /** The largest total rdl accepts (std::counting_semaphore::max()). */
     static constexpr std::ptrdiff_t max() noexcept
     {
         return RDL_SEMAPHORE_MAX_PERMITS;
     }
 
-    /* Blocks until a permit is taken; throws rdl::error. */
+    ///@{
+    /** Blocks until a permit is taken; throws rdl::error. */
     void acquire()
     {
         lock();
@@ -1100,6 +1207,9 @@ class counting_semaphore : public lock_base
     {
         lock(ec);
     }
+    ///@}
+    ///@{
+    /** One try: false if every permit is taken. */
     [[nodiscard]] bool try_acquire()
     {
         return try_lock();
@@ -1108,6 +1218,9 @@ class counting_semaphore : public lock_base
     {
         return try_lock(ec);
     }
+    ///@}
+    ///@{
+    /** Waits at most d for a permit: false when it ran out. */
     template <class Rep, class Period>
     [[nodiscard]] bool
     try_acquire_for(const std::chrono::duration<Rep, Period> &d)
@@ -1121,6 +1234,8 @@ class counting_semaphore : public lock_base
     {
         return try_lock_for(d, ec);
     }
+    ///@}
+    /** Waits until t, of any clock, for a permit: false when it passed. */
     template <class Clock, class Duration>
     [[nodiscard]] bool
     try_acquire_until(const std::chrono::time_point<Clock, Duration> &t)
@@ -1128,7 +1243,8 @@ class counting_semaphore : public lock_base
         return try_lock_until(t);
     }
 
-    /* Gives back `update` permits of the calling thread (default one);
+    ///@{
+    /** Gives back `update` permits of the calling thread (default one);
      * never throws: a failure (the owner held fewer) is recorded in
      * last_error() and reported to the on_lost() callback, as unlock(). */
     void release(std::ptrdiff_t update = 1) noexcept
@@ -1142,8 +1258,9 @@ class counting_semaphore : public lock_base
         for (std::ptrdiff_t i = 0; i < update && !ec; i++)
             unlock(ec);
     }
+    ///@}
 
-    /* Stores a new total for every client (rdl_semaphore_set_permits()). */
+    /** Stores a new total for every client (rdl_semaphore_set_permits()). */
     void set_permits(std::uint32_t permits)
     {
         int rc = rdl_semaphore_set_permits(native_handle(), permits);
@@ -1164,7 +1281,7 @@ class counting_semaphore : public lock_base
     }
 };
 
-/* All or nothing over several locks (rdl_multilock_new()): lock() holds
+/** All or nothing over several locks (rdl_multilock_new()): lock() holds
  * every part or none, taken in one canonical order, so two multi_locks
  * over overlapping parts never deadlock -- the way to hold several
  * distributed locks at once. std::lock and std::scoped_lock also work
@@ -1178,6 +1295,11 @@ class counting_semaphore : public lock_base
 class multi_lock : public lock_base
 {
   public:
+    ///@{
+    /** A multilock over `parts` (lock objects of any client), with the
+     * watchdog's renewed lease (the default) or a fixed lease for every
+     * part. Throws rdl::error (RDL_EINVAL for bad parts: see
+     * rdl_multilock_new()). */
     multi_lock(std::initializer_list<lock_base *> parts)
         : multi_lock(parts, lease::auto_renew)
     {
@@ -1194,7 +1316,9 @@ class multi_lock : public lock_base
     {
         make_multi();
     }
-    /* For a number of parts known at run time. */
+    ///@}
+    ///@{
+    /** For a number of parts known at run time. */
     explicit multi_lock(std::vector<lock_base *> parts,
                         lease l = lease::auto_renew)
         : lock_base(first_client(parts), detail::lease_ms(l)),
@@ -1209,7 +1333,11 @@ class multi_lock : public lock_base
     {
         make_multi();
     }
+    ///@}
 
+    ///@{
+    /** Movable: the C object and the parts move; a moved-from object may
+     * only be destroyed or assigned to. */
     multi_lock(multi_lock &&o) noexcept
         : lock_base(std::move(o)), parts_(std::move(o.parts_))
     {
@@ -1225,6 +1353,9 @@ class multi_lock : public lock_base
         }
         return *this;
     }
+    ///@}
+    /** Frees the C multilock (holds expire by their leases) and gives the
+     * parts their own lost callbacks back. */
     ~multi_lock()
     {
         give_back();

@@ -22,6 +22,9 @@
 #   cxx      <rdl.hpp>, its test suite and the C++ example compile without
 #            a warning under g++ and clang++, as C++17 and as C++20 (the
 #            build stages compile them once, with g++ and C++17)
+#   doc      tools/doc.sh: the API reference built from include/ with
+#            Doxygen, without a single warning (every public symbol,
+#            macro and enum value documented; docs/reference.md)
 #   fuzz     tools/fuzz.sh --ci: builds build-fuzz/ (clang, libFuzzer,
 #            ASan + UBSan), replays every fuzz target's corpus
 #            (tests/fuzz/corpus/, every regression input) and fuzzes
@@ -163,6 +166,13 @@ stage_cxx() {
     done
 }
 
+# The reference generated from the headers (docs/reference.md): any
+# Doxygen warning, an undocumented public symbol above all, fails.
+stage_doc() {
+    begin doc "tools/doc.sh (the API reference, no Doxygen warning)"
+    bash tools/doc.sh
+}
+
 # Smoke test of the benchmark: it must run; no threshold is asserted
 # (timings belong to bench/, never to CI: docs/design.md#tests).
 stage_bench() {
@@ -237,6 +247,7 @@ stage_consumers
 stage_package
 stage_notls
 stage_cxx
+stage_doc
 stage_bench
 stage_fuzz
 stage_format

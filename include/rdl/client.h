@@ -1,4 +1,5 @@
-/* rdl: the client. One client holds the connections to one Redis deployment
+/** @file
+ * rdl: the client. One client holds the connections to one Redis deployment
  * (a server or a cluster), one libuv loop, one watchdog and the pub/sub
  * subscriptions that wake waiters. Lock objects are made from a client. */
 #ifndef RDL_CLIENT_H
@@ -11,6 +12,8 @@
 extern "C" {
 #endif
 
+/** A client (opaque): made by rdl_client_new(), freed by rdl_client_free().
+ */
 typedef struct rdl_client_s rdl_client_t;
 struct uv_loop_s;
 
@@ -27,6 +30,7 @@ RDL_API RDL_NODISCARD int rdl_client_new(rdl_client_t **out);
 
 /**
  * Sets the server to use. Forms:
+ * @code{.unparsed}
  *   redis://[user[:password]@]host[:port][/db]   one server
  *   redis+cluster://[user[:password]@]host[:port][,host[:port]...]
  *                                                a Redis Cluster: seed nodes
@@ -36,6 +40,7 @@ RDL_API RDL_NODISCARD int rdl_client_new(rdl_client_t **out);
  *                                                Sentinel: the sentinels
  *   rediss://..., rediss+cluster://..., rediss+sentinel://...
  *                                                the same over TLS
+ * @endcode
  * host is a name, an IPv4 address or a bracketed IPv6 address; port defaults
  * to 6379 (26379 for a sentinel) and db to 0 (a cluster has database 0
  * only). User and password may be percent-encoded and apply to every data
@@ -51,6 +56,7 @@ RDL_API RDL_NODISCARD int rdl_client_new(rdl_client_t **out);
  * against the system's CAs unless rdl_client_set_tls() says otherwise
  * (README "TLS").
  *
+ * @param c    the client, not yet connected.
  * @param url  NUL-terminated; copied.
  * @return 0; RDL_EINVAL for a NULL or malformed URL (rdl_client_errmsg()
  *         says what is wrong), or when called after rdl_client_connect();
@@ -88,11 +94,13 @@ typedef struct rdl_tls_options_s {
  * pub/sub, every node of a cluster, every reconnect) makes a full
  * handshake, bounded by the connect timeout.
  *
+ * @param c     the client, not yet connected.
  * @param opts  copied (strings included); NULL restores the defaults.
  * @return 0; RDL_EINVAL for NULL c or after connect; RDL_ETLS if a file
  *         cannot be read or the key does not match the certificate
  *         (rdl_client_errmsg() says which); RDL_ENOTSUP in a build without
  *         TLS; RDL_ENOMEM.
+ *
  * Thread safety: as rdl_client_set_url().
  */
 RDL_API int rdl_client_set_tls(rdl_client_t *c, const rdl_tls_options_t *opts);
@@ -103,10 +111,11 @@ RDL_API int rdl_client_set_tls(rdl_client_t *c, const rdl_tls_options_t *opts);
  * "<prefix>:<kind>[.<suffix>]:{<name>}", where a name that holds a Redis
  * Cluster hash tag of its own is kept as it is, so all keys of one lock share
  * a cluster slot. Every key and channel of each kind, with its type and
- * contents: docs/design.md#key-layout.
+ * contents: `docs/design.md#key-layout`.
  *
  * @return 0; RDL_EINVAL for a NULL or bad prefix or after connect;
  *         RDL_ENOMEM.
+ *
  * Thread safety: as rdl_client_set_url().
  */
 RDL_API int rdl_client_set_prefix(rdl_client_t *c, const char *prefix);
@@ -119,9 +128,11 @@ RDL_API int rdl_client_set_prefix(rdl_client_t *c, const char *prefix);
  * such failures with the same request id while their budget lasts, so a
  * retry never counts twice.
  *
+ * @param c           the client, not yet connected.
  * @param connect_ms  1..3600000.
  * @param command_ms  1..3600000.
  * @return 0; RDL_EINVAL for values out of range or after connect.
+ *
  * Thread safety: as rdl_client_set_url().
  */
 RDL_API int rdl_client_set_timeouts_ms(rdl_client_t *c, int64_t connect_ms,
@@ -139,8 +150,10 @@ RDL_API int rdl_client_set_timeouts_ms(rdl_client_t *c, int64_t connect_ms,
  * its release returns RDL_ELOST. A short lease notices a dead client
  * sooner; a long one survives longer server stalls.
  *
+ * @param c         the client, not yet connected.
  * @param lease_ms  100..86400000.
  * @return 0; RDL_EINVAL for a value out of range or after connect.
+ *
  * Thread safety: as rdl_client_set_url().
  */
 RDL_API int rdl_client_set_watchdog_ms(rdl_client_t *c, int64_t lease_ms);
@@ -163,10 +176,12 @@ RDL_API int rdl_client_set_watchdog_ms(rdl_client_t *c, int64_t lease_ms);
  * Renewals of auto-leased holds count toward their deadlines only once
  * confirmed the same way; releases are not waited for (README).
  *
+ * @param c           the client, not yet connected.
  * @param replicas    0 (the default): off; 1..1000 or RDL_REPLICAS_ALL.
  * @param timeout_ms  1.. below the command timeout (checked again at
  *                    connect).
  * @return 0; RDL_EINVAL for values out of range or after connect.
+ *
  * Thread safety: as rdl_client_set_url().
  */
 RDL_API int rdl_client_set_durability(rdl_client_t *c, int replicas,
@@ -208,9 +223,11 @@ RDL_API int rdl_client_set_durability(rdl_client_t *c, int replicas,
  * cluster's other masters) that fails the check is not connected to:
  * its commands fail as with an unreachable node, RDL_ECONNREFUSED.
  *
+ * @param c      the client, not yet connected.
  * @param level  RDL_DURABLE_RECEIVED, RDL_DURABLE_FSYNCED or
  *               RDL_DURABLE_FSYNCED_MASTER.
  * @return 0; RDL_EINVAL for NULL c, another level, or after connect.
+ *
  * Thread safety: as rdl_client_set_url().
  */
 RDL_API int rdl_client_set_durable_level(rdl_client_t *c, int level);
@@ -234,6 +251,7 @@ RDL_API int rdl_client_set_durable_level(rdl_client_t *c, int level);
  * must on Linux: a write to a connection the server closed raises it.
  *
  * @return 0; RDL_EINVAL for NULL or after connect.
+ *
  * Thread safety: as rdl_client_set_url().
  */
 RDL_API int rdl_client_set_loop(rdl_client_t *c, struct uv_loop_s *loop);
@@ -257,6 +275,7 @@ RDL_API int rdl_client_set_loop(rdl_client_t *c, struct uv_loop_s *loop);
  *         it did not get or accept); RDL_ENOMEM. rdl_client_errmsg() names the
  * address and the reason. After a failure the client may be configured and
  *         connected again.
+ *
  * Thread safety: not concurrently with other calls on the same client.
  */
 RDL_API RDL_NODISCARD int rdl_client_connect(rdl_client_t *c);
@@ -267,13 +286,14 @@ RDL_API RDL_NODISCARD int rdl_client_connect(rdl_client_t *c);
  * (the server may have applied it: an acquisition may hold the lock until
  * its lease ends); their callbacks run during this call. Connections
  * close, the loop thread is joined (the order is in
- * docs/design.md#teardown). Holds are not released: they expire by their
+ * `docs/design.md#teardown`). Holds are not released: they expire by their
  * leases (use rdl_lock_release() first for a prompt hand-off). Later calls
  * on the client or its locks return RDL_ECLOSED. Closing twice, or closing
  * a client that never connected, is harmless.
  *
  * @return 0; RDL_EINVAL for NULL; RDL_EDEADLK when called on the client's
  *         own loop thread (from a callback: a thread cannot join itself).
+ *
  * Thread safety: any thread (with the client's own loop: any but the loop
  * thread); not concurrently with rdl_client_free().
  */
@@ -290,7 +310,7 @@ RDL_API void rdl_client_free(rdl_client_t *c);
 /**
  * Detail about the last error that a call on this client returned to the
  * calling thread (for async calls: the last error passed to a callback on
- * the loop thread), e.g. "connect 127.0.0.1:6390: connection refused".
+ * the loop thread), such as "connect 127.0.0.1:6390: connection refused".
  * Empty string if there is none. Valid until the next call on this client
  * from the same thread.
  *
@@ -332,6 +352,7 @@ typedef struct rdl_client_stats_s {
 /**
  * Copies the client's counters.
  * @return 0; RDL_EINVAL if c or out is NULL.
+ *
  * Thread safety: safe from any thread (counters are read one by one, not
  * as one snapshot).
  */
@@ -378,6 +399,7 @@ typedef int (*rdl_lock_list_cb)(const rdl_lock_entry_t *e, void *data);
  * (SCAN's guarantee holds only on a server that keeps its keys), which
  * are then listed once.
  *
+ * @param c        a connected client.
  * @param pattern  fnmatch(3) glob (flags 0) on the name; NULL: "*".
  * @param cb       called on the calling thread, after every server was
  *                 scanned and before this call returns; it may call rdl
@@ -394,6 +416,7 @@ typedef int (*rdl_lock_list_cb)(const rdl_lock_entry_t *e, void *data);
  *         SCAN refused by an ACL), RDL_EPROTO for an unexpected reply;
  *         RDL_ENOMEM. On failure cb was not called, and
  *         rdl_client_errmsg() says what failed.
+ *
  * Thread safety: any thread but the client's loop thread; concurrent
  * listings and other calls on the client are fine.
  */
@@ -405,12 +428,15 @@ RDL_API int rdl_client_list_locks(rdl_client_t *c, const char *pattern,
  * now: 1 for one server or a sentinel URL, the masters of a cluster's slot
  * table. No round trip.
  *
+ * @param c    a connected client.
  * @param out  receives the count; 0 on failure.
  * @return 0; RDL_EINVAL for NULL c or out; RDL_EDEADLK on the client's
  *         loop thread; RDL_ENOTCONN if the client is not connected;
  *         RDL_ECLOSED if it was closed; RDL_ECLUSTERDOWN when a cluster slot
- * has no master known; RDL_ECONNREFUSED when no sentinel has named the master
- * yet. Thread safety: as rdl_client_list_locks().
+ *         has no master known; RDL_ECONNREFUSED when no sentinel has named
+ *         the master yet.
+ *
+ * Thread safety: as rdl_client_list_locks().
  */
 RDL_API int rdl_client_master_count(rdl_client_t *c, size_t *out);
 

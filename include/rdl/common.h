@@ -1,4 +1,5 @@
-/* rdl: definitions shared by every public header. */
+/** @file
+ * rdl: definitions shared by every public header. */
 #ifndef RDL_COMMON_H
 #define RDL_COMMON_H
 
@@ -9,6 +10,9 @@
 extern "C" {
 #endif
 
+/** Marks the library's public functions: default visibility with GCC and
+ * Clang (the library is built with hidden visibility, so only these are
+ * exported); empty where RDL_STATIC is defined, and with other compilers. */
 #if defined(RDL_STATIC)
 #define RDL_API
 #elif defined(__GNUC__)
@@ -17,7 +21,7 @@ extern "C" {
 #define RDL_API
 #endif
 
-/* Marks calls whose result must be checked: acquire, release, constructors.
+/** Marks calls whose result must be checked: acquire, release, constructors.
  * Ignoring the result of an acquire is how two holders happen. */
 #if defined(__GNUC__)
 #define RDL_NODISCARD __attribute__((warn_unused_result))

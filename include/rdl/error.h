@@ -1,12 +1,14 @@
-/* rdl: error codes.
+/** @file
+ * rdl: error codes.
  *
  * Every call that can fail returns 0 or one negative RDL_E* code. The codes
  * fall in four families that never mix:
- *   outcomes         RDL_EBUSY RDL_ETIMEDOUT RDL_ECANCELED
- *   caller errors    RDL_EINVAL RDL_ENOTHELD RDL_EDEADLK RDL_ECLOSED
- *                    RDL_ENOTCONN RDL_ENOTSUP
- *   lost or unknown  RDL_ELOST RDL_ECONNLOST RDL_ECMDTIMEOUT
- *   infrastructure   everything else
+ * - outcomes:         RDL_EBUSY RDL_ETIMEDOUT RDL_ECANCELED
+ * - caller errors:    RDL_EINVAL RDL_ENOTHELD RDL_EDEADLK RDL_ECLOSED
+ *                     RDL_ENOTCONN RDL_ENOTSUP
+ * - lost or unknown:  RDL_ELOST RDL_ECONNLOST RDL_ECMDTIMEOUT
+ * - infrastructure:   everything else
+ *
  * RDL_ENOTCONN is a call that needs the server on a client that was never
  * connected (or whose rdl_client_connect() failed); RDL_ECLOSED one after
  * rdl_client_close(). Lock calls never connect on first use.
@@ -24,8 +26,9 @@
 extern "C" {
 #endif
 
-/* The one list of error codes: XX(name, value, message). Values are part of
- * the ABI and never change. */
+/** The one list of error codes: XX(name, value, message). Values are part of
+ * the ABI and never change. Expand it with a macro of your own to generate
+ * code per error code (rdl_errno_t and rdl::category() are made so). */
 #define RDL_ERRNO_MAP(XX)                                                      \
     XX(EINVAL, -1, "invalid argument")                                         \
     XX(ENOMEM, -2, "out of memory")                                            \
@@ -55,6 +58,8 @@ extern "C" {
     XX(ENOREPLICAS, -26, "replicas did not confirm in time; nothing held")     \
     XX(ENOTCONN, -27, "client is not connected")
 
+/** The error codes (RDL_ERRNO_MAP), each described by its rdl_strerror()
+ * text. */
 typedef enum {
 #define RDL_ERRNO_ENUM_(name, value, msg) RDL_##name = value,
     RDL_ERRNO_MAP(RDL_ERRNO_ENUM_)
@@ -62,7 +67,7 @@ typedef enum {
 } rdl_errno_t;
 
 /**
- * A sentence describing an error code, e.g. "lock is held by another owner"
+ * A sentence describing an error code, such as "lock is held by another owner"
  * for RDL_EBUSY; "success" for 0; "unknown error" for any other value.
  * Returns static storage; never NULL.
  *
@@ -71,7 +76,7 @@ typedef enum {
 RDL_API const char *rdl_strerror(int err);
 
 /**
- * The name of an error code, e.g. "RDL_EBUSY"; "OK" for 0; "RDL_EUNKNOWN"
+ * The name of an error code, such as "RDL_EBUSY"; "OK" for 0; "RDL_EUNKNOWN"
  * for any other value. Returns static storage; never NULL.
  *
  * Thread safety: safe from any thread.

@@ -1,4 +1,5 @@
-/* rdl: observing locks. One callback per client hears of every
+/** @file
+ * rdl: observing locks. One callback per client hears of every
  * acquisition, release, timed-out wait and lost hold of the script lock
  * kinds (plain, fair, read, write, semaphore), with the lock's name and
  * kind, the owner, how long the call waited or the hold lasted, and the
@@ -14,6 +15,7 @@
 extern "C" {
 #endif
 
+/** What happened (rdl_event_t::kind). */
 typedef enum rdl_event_kind_e {
     RDL_EVENT_ACQUIRED, /**< wait_ms: from the call to the grant (a
                              re-entry too: each acquisition is one) */
@@ -27,17 +29,23 @@ typedef enum rdl_event_kind_e {
                              re-entry that found it gone) */
 } rdl_event_kind_t;
 
+/** One event, passed to the client's rdl_event_cb. */
 typedef struct rdl_event_s {
-    rdl_event_kind_t kind;
+    rdl_event_kind_t kind; /**< what happened */
     const char *name;      /**< lock name; valid during the callback */
     const char *lock_kind; /**< "lock", "fair", "rwlock:read",
                                 "rwlock:write" or "semaphore" */
-    rdl_owner_t owner;
+    rdl_owner_t owner;     /**< the owner that acquired, released,
+                                timed out or lost the hold */
+    ///@{
     int64_t wait_ms, held_ms; /**< as the kind says; 0 otherwise */
-    uint64_t fencing_token;   /**< the hold's (acquired, released, lost);
-                                   0 for timed out */
+    ///@}
+    uint64_t fencing_token; /**< the hold's (acquired, released, lost);
+                                 0 for timed out */
 } rdl_event_t;
 
+/** The event callback: `ev` is valid during the call only; `data` is the
+ * pointer given to rdl_client_set_event_cb(). */
 typedef void (*rdl_event_cb)(const rdl_event_t *ev, void *data);
 
 /**
@@ -48,6 +56,7 @@ typedef void (*rdl_event_cb)(const rdl_event_t *ev, void *data);
  * histogram, hand off to a queue). With no callback set, events cost one
  * pointer test each.
  * @return 0; RDL_EINVAL (NULL client); RDL_ECLOSED (closed client).
+ *
  * Thread safety: safe from any thread, before or after connect. When it
  * returns, no call of the previous callback is running any more (unless
  * it is called from inside one), so the previous `data` may be freed.

@@ -1,4 +1,5 @@
-/* rdl: the count-down latch (Redisson's RCountDownLatch). One process sets
+/** @file
+ * rdl: the count-down latch (Redisson's RCountDownLatch). One process sets
  * a count; others count it down; anyone may wait until it reaches 0. All
  * waiters, on every client, wake together when it does (pub/sub, with
  * capped sleeps so a lost message costs little). The latch key expires
@@ -6,7 +7,7 @@
  * stay in Redis; an expired latch reads as 0.
  *
  * Key: "<prefix>:latch:{name}", one per latch (one slot on Redis Cluster;
- * docs/design.md#key-layout).
+ * `docs/design.md#key-layout`).
  * Every call is blocking, safe from any thread but the client's loop
  * thread (RDL_EDEADLK there). */
 #ifndef RDL_LATCH_H
@@ -18,6 +19,8 @@
 extern "C" {
 #endif
 
+/** A count-down latch object (opaque): made by rdl_latch_new(), freed by
+ * rdl_latch_free(). */
 typedef struct rdl_latch_s rdl_latch_t;
 
 /**
@@ -30,6 +33,7 @@ RDL_API RDL_NODISCARD int rdl_latch_new(rdl_client_t *c, const char *name,
 
 /**
  * Sets the count, only if the latch is 0 or absent; the key lives `ttl_ms`.
+ * @param l       the latch.
  * @param count   >= 1.
  * @param ttl_ms  1..RDL_LEASE_MAX_MS.
  * @return 0; RDL_EBUSY (the count is above 0: nothing changed);
@@ -46,6 +50,7 @@ RDL_API int rdl_latch_count_down(rdl_latch_t *l);
 
 /**
  * Waits until the count is 0 (at once if it is 0 or the latch is absent).
+ * @param l        the latch.
  * @param wait_ms  0: check once; > 0: at most that long; RDL_WAIT_FOREVER.
  * @return 0; RDL_ETIMEDOUT; RDL_EINVAL; infrastructure codes.
  */

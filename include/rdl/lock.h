@@ -1,4 +1,5 @@
-/* rdl: locks. Every lock kind is an rdl_lock_t and is used through the calls
+/** @file
+ * rdl: locks. Every lock kind is an rdl_lock_t and is used through the calls
  * below. This version provides the reentrant lock (rdl_lock_new) and the
  * fair lock (rdl_fairlock_new).
  *
@@ -33,6 +34,9 @@
 extern "C" {
 #endif
 
+/** A lock of any kind (opaque): made by its kind's constructor
+ * (rdl_lock_new(), rdl_fairlock_new(), ...), used through the calls below.
+ */
 typedef struct rdl_lock_s rdl_lock_t;
 
 /**
@@ -51,6 +55,7 @@ typedef struct rdl_lock_s rdl_lock_t;
  * @param out   receives the lock; NULL on failure.
  * @return 0; RDL_EINVAL (NULL argument, empty or over-long name);
  *         RDL_ECLOSED (closed client); RDL_ENOMEM.
+ *
  * Thread safety: safe from any thread.
  */
 RDL_API RDL_NODISCARD int rdl_lock_new(rdl_client_t *c, const char *name,
@@ -74,9 +79,10 @@ RDL_API RDL_NODISCARD int rdl_lock_new(rdl_client_t *c, const char *name,
  *
  * Key: one hash, "<prefix>:fair:{name}", holds the hold, the last fencing
  * token, the queue and the record of applied requests
- * (docs/design.md#key-layout); a fair lock and a plain lock of the same name
+ * (`docs/design.md#key-layout`); a fair lock and a plain lock of the same name
  * are different locks.
  * @return as rdl_lock_new().
+ *
  * Thread safety: safe from any thread.
  */
 RDL_API RDL_NODISCARD int rdl_fairlock_new(rdl_client_t *c, const char *name,
@@ -102,6 +108,7 @@ RDL_API const char *rdl_lock_name(const rdl_lock_t *lock);
 /**
  * Acquires the lock as rdl_owner_self(), blocking.
  *
+ * @param lock      the lock.
  * @param wait_ms   0: one try; > 0: wait at most this long;
  *                  RDL_WAIT_FOREVER: no limit.
  * @param lease_ms  > 0: the hold expires after this long unless released;
@@ -125,6 +132,7 @@ RDL_API const char *rdl_lock_name(const rdl_lock_t *lock);
  *         local deadline said so; nothing is held, and releasing the outer
  *         levels reports RDL_ELOST too); any infrastructure code. Nothing
  *         is written to Redis for invalid input.
+ *
  * Thread safety: safe from any thread but the client's loop thread.
  */
 RDL_API RDL_NODISCARD int rdl_lock_acquire(rdl_lock_t *lock, int64_t wait_ms,
@@ -137,6 +145,7 @@ RDL_API RDL_NODISCARD int rdl_lock_acquire(rdl_lock_t *lock, int64_t wait_ms,
  *         RDL_ELOST (this owner held it, but the hold ended first: its lease
  *         expired, or it was force-released); RDL_EINVAL; RDL_EDEADLK;
  *         RDL_ENOTCONN; RDL_ECLOSED; infrastructure codes.
+ *
  * Thread safety: safe from any thread but the client's loop thread.
  */
 RDL_API RDL_NODISCARD int rdl_lock_release(rdl_lock_t *lock);
@@ -152,6 +161,7 @@ RDL_API RDL_NODISCARD int rdl_lock_release(rdl_lock_t *lock);
  *         RDL_EINVAL; RDL_EDEADLK; RDL_ENOTCONN; RDL_ECLOSED; RDL_ECONNLOST or
  *         RDL_ECMDTIMEOUT (the outcome stayed unknown); infrastructure
  *         codes.
+ *
  * Thread safety: safe from any thread but the client's loop thread.
  */
 RDL_API int rdl_lock_force_release(rdl_lock_t *lock);
@@ -160,6 +170,7 @@ RDL_API int rdl_lock_force_release(rdl_lock_t *lock);
  * As rdl_lock_acquire(), for an explicit owner: any thread or callback that
  * passes the same owner value acts as the same owner (re-enters, releases).
  * @return as rdl_lock_acquire().
+ *
  * Thread safety: safe from any thread but the client's loop thread.
  */
 RDL_API RDL_NODISCARD int rdl_lock_acquire_as(rdl_lock_t *lock,
@@ -170,6 +181,7 @@ RDL_API RDL_NODISCARD int rdl_lock_acquire_as(rdl_lock_t *lock,
 /**
  * As rdl_lock_release(), for an explicit owner.
  * @return as rdl_lock_release().
+ *
  * Thread safety: safe from any thread but the client's loop thread.
  */
 RDL_API RDL_NODISCARD int rdl_lock_release_as(rdl_lock_t *lock,
@@ -218,6 +230,7 @@ typedef void (*rdl_lost_cb)(rdl_lock_t *lock, rdl_owner_t owner, int reason,
  * for every owner. Fixed-lease holds are not watched: they end when their
  * lease does, and rdl_lock_valid_ms() says when.
  * @return 0; RDL_EINVAL for a NULL lock.
+ *
  * Thread safety: safe from any thread. When it returns, no call of the
  * previous callback is running any more (it waits for one in progress on
  * the loop thread, unless called from inside that callback), so the
@@ -250,9 +263,12 @@ typedef struct rdl_lock_info_s {
 /**
  * Reads the lock's state from Redis in one round trip (from the master).
  *
+ * @param lock   the lock.
  * @param owner  the owner asked about for held_by_owner and hold_count.
+ * @param out    receives the state.
  * @return 0; RDL_EINVAL; RDL_EDEADLK; RDL_ENOTCONN; RDL_ECLOSED;
  *         infrastructure codes.
+ *
  * Thread safety: safe from any thread but the client's loop thread.
  */
 RDL_API int rdl_lock_info(rdl_lock_t *lock, rdl_owner_t owner,
@@ -260,6 +276,7 @@ RDL_API int rdl_lock_info(rdl_lock_t *lock, rdl_owner_t owner,
 
 /* ---- Async (libuv style) ----------------------------------------------- */
 
+/** An async request: struct rdl_req_s. */
 typedef struct rdl_req_s rdl_req_t;
 
 /** Completion callback: status is 0 or a negative RDL_E* code. */
@@ -274,8 +291,7 @@ struct rdl_req_s {
     void *data;             /**< user data, untouched by rdl */
     rdl_lock_t *lock;       /**< read-only: the lock the request is for */
     uint64_t fencing_token; /**< set on a successful acquire */
-    /* Private: */
-    void *internal;
+    void *internal;         /**< private: the library's, while pending */
 };
 
 /**
@@ -292,6 +308,7 @@ struct rdl_req_s {
  *         rdl_lock_acquire(), or req already pending); RDL_ENOTCONN;
  *         RDL_ECLOSED;
  *         RDL_ENOMEM.
+ *
  * Thread safety: only on the client's loop thread.
  */
 RDL_API RDL_NODISCARD int
@@ -317,6 +334,7 @@ RDL_API RDL_NODISCARD int rdl_lock_release_async(rdl_req_t *req,
  *
  * @return 0 (the callback will report RDL_ECANCELED or the decided
  *         outcome); RDL_EINVAL (NULL, or the request is not pending).
+ *
  * Thread safety: only on the client's loop thread.
  */
 RDL_API int rdl_req_cancel(rdl_req_t *req);

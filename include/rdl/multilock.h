@@ -1,4 +1,5 @@
-/* rdl: MultiLock and RedLock, locks made of other locks. Both are
+/** @file
+ * rdl: MultiLock and RedLock, locks made of other locks. Both are
  * rdl_lock_t objects used with the blocking rdl_lock_* calls
  * (rdl_lock_acquire, _release, _as forms, force release, info, fencing
  * token, valid_ms, lost callback); their async calls return RDL_ENOTSUP,
@@ -56,9 +57,12 @@ extern "C" {
  *               same server: "x" and "{x}", two objects or two clients
  *               for one name, the two views of one read-write lock) are
  *               RDL_EINVAL.
+ * @param n      the number of locks.
+ * @param out    receives the multilock; NULL on failure.
  * @return 0; RDL_EINVAL (bad parts; rdl_client_errmsg() of the first
  *         part's client says why); RDL_ENOMEM. A failed acquisition names
  *         the part that could not be had in the same place.
+ *
  * Thread safety: safe from any thread; the multilock is used like a lock.
  */
 RDL_API RDL_NODISCARD int rdl_multilock_new(rdl_lock_t *const *locks, size_t n,
@@ -80,6 +84,7 @@ RDL_API RDL_NODISCARD int rdl_multilock_new(rdl_lock_t *const *locks, size_t n,
  *
  * @return as rdl_multilock_new(); RDL_EINVAL also for two parts on one
  *         client.
+ *
  * Thread safety: as rdl_multilock_new().
  */
 RDL_API RDL_NODISCARD int rdl_redlock_new(rdl_lock_t *const *locks, size_t n,

@@ -1,4 +1,5 @@
-/* rdl: the read-write lock. One name, two views: many owners may hold the
+/** @file
+ * rdl: the read-write lock. One name, two views: many owners may hold the
  * read side at once; the write side excludes everyone else. Each view is an
  * ordinary rdl_lock_t, used with every rdl_lock_* call (blocking, _as,
  * async, info, fencing token, valid_ms, lost callback), reentrant per owner,
@@ -6,7 +7,7 @@
  * acquisition.
  *
  * What an owner may do while holding one side:
- *
+ * @code{.unparsed}
  * | holds        | asks for read                | asks for write              |
  * |--------------|------------------------------|-----------------------------|
  * | nothing      | waits for the writer (and,   | waits for readers and the   |
@@ -17,6 +18,7 @@
  * |              |                              | itself): release read first |
  * | write        | takes it at once (downgrade: | re-enters at once           |
  * |              | then release write)          |                             |
+ * @endcode
  *
  * Writers first (the default): once a writer waits, new readers wait behind
  * it, so a steady stream of readers cannot starve writers; readers that
@@ -29,7 +31,7 @@
  * own lease, not with the longest reader's. The last reader's release, and
  * the writer's, wake every waiter. Keys: "<prefix>:rw:{name}" (readers and
  * writer), "<prefix>:rw.fence:{name}" and "<prefix>:rw.ww:{name}" (waiting
- * writers); see docs/design.md#key-layout. */
+ * writers); see `docs/design.md#key-layout`. */
 #ifndef RDL_RWLOCK_H
 #define RDL_RWLOCK_H
 
@@ -39,6 +41,8 @@
 extern "C" {
 #endif
 
+/** A read-write lock (opaque): made by rdl_rwlock_new(), freed by
+ * rdl_rwlock_free(); used through its two views. */
 typedef struct rdl_rwlock_s rdl_rwlock_t;
 
 /** rdl_rwlock_new_ex() flag: new readers do not wait for waiting writers
@@ -49,6 +53,7 @@ typedef struct rdl_rwlock_s rdl_rwlock_t;
  * Creates a read-write lock named `name` (writers first). Talks to no
  * server.
  * @return as rdl_lock_new().
+ *
  * Thread safety: safe from any thread.
  */
 RDL_API RDL_NODISCARD int rdl_rwlock_new(rdl_client_t *c, const char *name,
@@ -61,6 +66,7 @@ RDL_API RDL_NODISCARD int rdl_rwlock_new(rdl_client_t *c, const char *name,
 RDL_API RDL_NODISCARD int rdl_rwlock_new_ex(rdl_client_t *c, const char *name,
                                             unsigned flags, rdl_rwlock_t **out);
 
+///@{
 /**
  * The read and the write view; owned by rw (do not rdl_lock_free() them),
  * valid until rdl_rwlock_free(). NULL for a NULL rw.
@@ -72,6 +78,7 @@ RDL_API RDL_NODISCARD int rdl_rwlock_new_ex(rdl_client_t *c, const char *name,
  */
 RDL_API rdl_lock_t *rdl_rwlock_read(rdl_rwlock_t *rw);
 RDL_API rdl_lock_t *rdl_rwlock_write(rdl_rwlock_t *rw);
+///@}
 
 /**
  * Frees rw and its views (holds expire by lease, as for rdl_lock_free()).

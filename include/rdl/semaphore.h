@@ -1,4 +1,5 @@
-/* rdl: the semaphore, a lock kind (an rdl_lock_t used with every rdl_lock_*
+/** @file
+ * rdl: the semaphore, a lock kind (an rdl_lock_t used with every rdl_lock_*
  * call: blocking, _as, async, info, fencing token, valid_ms, lost
  * callback, inside a MultiLock, from C++ and the rdl tool).
  *
@@ -31,7 +32,7 @@
  *
  * Keys: "<prefix>:sem:{name}" (total, holders, tokens, waiters) and
  * "<prefix>:sem.x:{name}" (the holders' lease expiries, a sorted set); see
- * docs/design.md#key-layout. */
+ * `docs/design.md#key-layout`. */
 #ifndef RDL_SEMAPHORE_H
 #define RDL_SEMAPHORE_H
 
@@ -47,8 +48,12 @@ extern "C" {
 /**
  * Creates a semaphore named `name` with `permits` permits (see above for
  * which total is in force). Talks to no server.
+ * @param c        a client (connected or not); must outlive the semaphore.
+ * @param name     as for rdl_lock_new().
  * @param permits  1..RDL_SEMAPHORE_MAX_PERMITS.
+ * @param out      receives the semaphore; NULL on failure.
  * @return as rdl_lock_new(); RDL_EINVAL for permits out of range.
+ *
  * Thread safety: safe from any thread.
  */
 RDL_API RDL_NODISCARD int rdl_semaphore_new(rdl_client_t *c, const char *name,
@@ -63,6 +68,7 @@ RDL_API RDL_NODISCARD int rdl_semaphore_new(rdl_client_t *c, const char *name,
  * @return 0; RDL_EINVAL (not a semaphore, permits out of range);
  *         RDL_EDEADLK (on the loop thread); RDL_ENOTCONN; RDL_ECLOSED;
  *         infrastructure codes.
+ *
  * Thread safety: safe from any thread but the client's loop thread.
  */
 RDL_API int rdl_semaphore_set_permits(rdl_lock_t *sem, uint32_t permits);
