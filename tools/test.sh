@@ -22,6 +22,9 @@
 #   cxx      <rdl.hpp>, its test suite and the C++ example compile without
 #            a warning under g++ and clang++, as C++17 and as C++20 (the
 #            build stages compile them once, with g++ and C++17)
+#   docs     tools/check-docs.sh --build build: every code block of
+#            README.md and docs/ compiles, runs or builds against build/,
+#            and every relative link resolves (docs/contributing.md)
 #   fuzz     tools/fuzz.sh --ci: builds build-fuzz/ (clang, libFuzzer,
 #            ASan + UBSan), replays every fuzz target's corpus
 #            (tests/fuzz/corpus/, every regression input) and fuzzes
@@ -163,6 +166,14 @@ stage_cxx() {
     done
 }
 
+# The documentation's code blocks against build/ (built by then): C and
+# C++ compiled, sh run against a redis-server of the check's own, cmake
+# consumers built against an install of build/ (docs/contributing.md).
+stage_docs() {
+    begin docs "tools/check-docs.sh (README.md and docs/ code blocks, links)"
+    CHECK_DOCS_JOBS=$jobs bash tools/check-docs.sh --build build
+}
+
 # Smoke test of the benchmark: it must run; no threshold is asserted
 # (timings belong to bench/, never to CI: docs/design.md#tests).
 stage_bench() {
@@ -237,6 +248,7 @@ stage_consumers
 stage_package
 stage_notls
 stage_cxx
+stage_docs
 stage_bench
 stage_fuzz
 stage_format
