@@ -162,16 +162,22 @@ value_for() {
 }
 
 # probe [COMMAND] -- OPTION [VALUE]: whether the tool takes OPTION (with
-# VALUE) before --help: exit 0 and a usage on stdout.
+# VALUE) before --help: exit 0 and a usage on stdout. -h and --help
+# themselves print the usage; --version prints "rdl VERSION".
 probe() {
-    local pre=() rc=0
+    local pre=() rc=0 want='^usage:'
     while [ "$1" != -- ]; do
         pre+=("$1")
         shift
     done
     shift
-    "$rdl" ${pre[@]+"${pre[@]}"} "$@" --help >"$tmp/probe" 2>&1 || rc=$?
-    [ $rc -eq 0 ] && grep -q '^usage:' "$tmp/probe"
+    case $1 in
+    -h | --help) ;;
+    --version) want='^rdl [0-9]' ;;
+    *) set -- "$@" --help ;;
+    esac
+    "$rdl" ${pre[@]+"${pre[@]}"} "$@" >"$tmp/probe" 2>&1 || rc=$?
+    [ $rc -eq 0 ] && grep -q "$want" "$tmp/probe"
 }
 
 # synopsis_probes COMMAND: "OPTION VALUE" or "OPTION" for each option of
@@ -266,12 +272,14 @@ case_commands() {
         on && /^\.TP/ { tag = 1; next }
         on && tag { tag = 0; sub(/^\.B /, ""); print $1 }' | LC_ALL=C sort -u)
     [ -n "$from_source" ] || fail "no commands found in tools/rdl/main.c"
-    problems+=$(same commands "rdl --help" "$from_help" main.c "$from_source")
+    problems+=$(same commands "rdl --help" "$from_help" main.c \
+        "$from_source")$'\n'
     problems+=$(same commands "rdl --help" "$from_help" \
-        "rdl.1 SYNOPSIS" "$from_synopsis")
+        "rdl.1 SYNOPSIS" "$from_synopsis")$'\n'
     problems+=$(same commands "rdl --help" "$from_help" \
-        "rdl.1 COMMANDS" "$from_section")
-    [ -z "$problems" ] || fail "$problems"
+        "rdl.1 COMMANDS" "$from_section")$'\n'
+    problems=$(sed '/^$/d' <<<"$problems")
+    [ -z "$problems" ] || fail $'\n'"$problems"
     echo "commands: $(tr '\n' ' ' <<<"$from_help")"
 }
 
