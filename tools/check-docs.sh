@@ -48,6 +48,7 @@
 #     (the rdl tool) first on PATH and RDL_URL naming a throwaway
 #     redis-server (loopback, a free port, --save '' --appendonly no),
 #     started for this run and emptied (FLUSHALL) before each block.
+#     What the block leaves running in the background is killed after it.
 #   <!-- check: syntax (REASON) -->  before an sh block: only `bash -n`;
 #     the reason is required and printed. Only for sh blocks.
 #   cmake: the CMakeLists.txt of a scratch consumer project next to a
@@ -292,7 +293,7 @@ print(s.getsockname()[1])')
 
 # check_run ID SOURCE FILE:LINE
 check_run() {
-    local id=$1 src=$2 log=$work/results/$1.log dir rc=0
+    local id=$1 src=$2 log=$work/results/$1.log dir pid rc=0
     if [ -z "$redis_pid" ]; then
         echo "$redis_error" >"$log"
         result "$id" FAILED
@@ -304,10 +305,16 @@ check_run() {
         return
     fi
     dir=$(mktemp -d "$work/run.XXXXXX")
+    # timeout(1) puts itself and the block in a process group of their own
+    # (its PID): what the block left running in the background is ended
+    # with it, nothing else.
     (cd "$dir" &&
         PATH="$rdl_bin_dir:$PATH" RDL_URL="redis://127.0.0.1:$redis_port" \
-            timeout -k 5 "$block_timeout" bash -euo pipefail "$src" \
-            </dev/null) >"$log" 2>&1 || rc=$?
+            exec timeout -k 5 "$block_timeout" bash -euo pipefail "$src" \
+            </dev/null) >"$log" 2>&1 &
+    pid=$!
+    wait "$pid" || rc=$?
+    kill -KILL -- "-$pid" 2>/dev/null || true
     if [ $rc -eq 0 ]; then
         result "$id" ok
     else
