@@ -22,9 +22,12 @@
 #   cxx      <rdl.hpp>, its test suite and the C++ example compile without
 #            a warning under g++ and clang++, as C++17 and as C++20 (the
 #            build stages compile them once, with g++ and C++17)
-#   doc      tools/doc.sh: the API reference built from include/ with
+#   reference  tools/doc.sh: the API reference built from include/ with
 #            Doxygen, without a single warning (every public symbol,
 #            macro and enum value documented; docs/reference.md)
+#   docs     tools/check-docs.sh --build build: every code block of
+#            README.md and docs/ compiles, runs or builds against build/,
+#            and every relative link resolves (docs/contributing.md)
 #   fuzz     tools/fuzz.sh --ci: builds build-fuzz/ (clang, libFuzzer,
 #            ASan + UBSan), replays every fuzz target's corpus
 #            (tests/fuzz/corpus/, every regression input) and fuzzes
@@ -168,9 +171,17 @@ stage_cxx() {
 
 # The reference generated from the headers (docs/reference.md): any
 # Doxygen warning, an undocumented public symbol above all, fails.
-stage_doc() {
-    begin doc "tools/doc.sh (the API reference, no Doxygen warning)"
+stage_reference() {
+    begin reference "tools/doc.sh (the API reference, no Doxygen warning)"
     bash tools/doc.sh
+}
+
+# The documentation's code blocks against build/ (built by then): C and
+# C++ compiled, sh run against a redis-server of the check's own, cmake
+# consumers built against an install of build/ (docs/contributing.md).
+stage_docs() {
+    begin docs "tools/check-docs.sh (README.md and docs/ code blocks, links)"
+    CHECK_DOCS_JOBS=$jobs bash tools/check-docs.sh --build build
 }
 
 # Smoke test of the benchmark: it must run; no threshold is asserted
@@ -247,7 +258,8 @@ stage_consumers
 stage_package
 stage_notls
 stage_cxx
-stage_doc
+stage_reference
+stage_docs
 stage_bench
 stage_fuzz
 stage_format

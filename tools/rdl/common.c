@@ -283,6 +283,18 @@ static int tls_option(cli *g, const char *a, const char *v)
     return 1;
 }
 
+/* rdl --version: the library's version, the one that runs; and the
+ * headers' too when the tool was built against others. */
+static void print_version(void)
+{
+    const char *library = rdl_version_string();
+    printf("rdl %s\n", library);
+    if (strcmp(library, RDL_VERSION_STRING) != 0)
+        printf("rdl: built with the headers of rdl %s, running with "
+               "librdl %s\n",
+               RDL_VERSION_STRING, library);
+}
+
 int cli_parse_global(int argc, char **argv, cli *g, int *cmd,
                      void (*usage)(FILE *f))
 {
@@ -299,7 +311,7 @@ int cli_parse_global(int argc, char **argv, cli *g, int *cmd,
             return -1;
         }
         if (strcmp(a, "--version") == 0) {
-            printf("rdl %s\n", rdl_version_string());
+            print_version();
             return -1;
         }
         if (strcmp(a, "-v") == 0) {

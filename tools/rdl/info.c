@@ -8,14 +8,18 @@
 void cli_usage_info(FILE *f)
 {
     fputs("usage: rdl [GLOBAL OPTIONS] info\n"
-          "           [--kind lock|fair|rwlock:read|rwlock:write|semaphore] "
-          "[--json] NAME\n"
+          "           [--kind lock|fair|rwlock:read|rwlock:write|semaphore]\n"
+          "           [--permits N] [--json] NAME\n"
           "\n"
           "Shows whether NAME is held, by how many owners, the holder's hold\n"
           "count, for how long the lease runs, the latest fencing token and\n"
           "the number of waiters\n"
           "(fair lock queue, waiting writers of a read-write lock).\n"
-          "For a semaphore: the permits in use and the total in force.\n",
+          "For a semaphore: the permits in use and the total in force.\n"
+          "\n"
+          "  --kind K      the lock's kind (default lock), as for rdl run\n"
+          "  --permits N   semaphore: the total to assume if Redis has none\n"
+          "  --json        one JSON object\n",
           f);
 }
 

@@ -8,14 +8,18 @@
 void cli_usage_release(FILE *f)
 {
     fputs("usage: rdl [GLOBAL OPTIONS] release\n"
-          "           [--kind lock|fair|rwlock:read|rwlock:write|semaphore] "
-          "--force NAME\n"
+          "           [--kind lock|fair|rwlock:read|rwlock:write|semaphore]\n"
+          "           [--permits N] --force NAME\n"
           "\n"
           "Frees NAME whoever holds it, and says what it freed. Its holders\n"
           "are not told until they renew or release (an 'rdl run' holding it\n"
-          "signals its command, as --on-lost says). The read and write kinds\n"
-          "free the whole read-write lock; a semaphore's every permit.\n"
-          "Exit 0 also when it was free.\n",
+          "signals its command, as --on-lost says). The rwlock:read and\n"
+          "rwlock:write kinds free the whole read-write lock; a semaphore's\n"
+          "every permit. Exit 0 also when it was free.\n"
+          "\n"
+          "  --kind K      the lock's kind (default lock), as for rdl run\n"
+          "  --permits N   semaphore: the total to assume if Redis has none\n"
+          "  --force       required: a hold is released by its owner\n",
           f);
 }
 
