@@ -16,7 +16,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 jobs=$(nproc 2>/dev/null || echo 2)
-examples=(lock_basic lock_async watchdog fair multilock redlock rwlock semaphore latch events cpp_guard)
+examples=(lock_basic lock_async watchdog fair multilock redlock rwlock semaphore latch events metrics cpp_guard)
 
 server_pid=""
 server_dir=""
