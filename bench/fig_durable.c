@@ -1,6 +1,6 @@
 /* Figure "durable": what durable acquisitions cost
- * (rdl_client_set_durability, README "Durable acquisitions": each grant is
- * confirmed by WAIT on a connection of its own before it is reported),
+ * (rdl_client_set_durability, docs/deployments.md, "Durable acquisitions": each
+ * grant is confirmed by WAIT on a connection of its own before it is reported),
  * against ONE replica of the throwaway server that this figure starts and
  * stops (bench_replica_start). With --url it runs only if the server
  * already has a replica (ROLE lists one), and then without its third case:

@@ -432,7 +432,7 @@ struct options {
     std::optional<std::string> prefix;
     /** Used with rediss URLs. */
     std::optional<tls_options> tls;
-    /** Durable acquisitions (README "Durable acquisitions"). */
+    /** Durable acquisitions (docs/deployments.md, "Durable acquisitions"). */
     std::optional<rdl::durability> durability;
 };
 

@@ -47,14 +47,14 @@ RDL_API RDL_NODISCARD int rdl_client_new(rdl_client_t **out);
  * node; a sentinel URL's query gives the sentinels' own credentials. The
  * default is redis://127.0.0.1:6379. With a cluster URL rdl_client_connect()
  * succeeds once one seed has answered with the slot table; locks are then
- * routed to the master of their name's slot (README "Redis Cluster"). With
- * a sentinel URL it succeeds once a sentinel named the master and the
- * master confirmed its role; the client then follows failovers (README
- * "Redis Sentinel").
+ * routed to the master of their name's slot (docs/deployments.md, "Redis
+ * Cluster"). With a sentinel URL it succeeds once a sentinel named the master
+ * and the master confirmed its role; the client then follows failovers
+ * (docs/deployments.md, "Redis Sentinel").
  *
  * Over TLS (rediss) the server's certificate chain and name are verified
  * against the system's CAs unless rdl_client_set_tls() says otherwise
- * (README "TLS").
+ * (docs/deployments.md, "TLS").
  *
  * @param c    the client, not yet connected.
  * @param url  NUL-terminated; copied.
@@ -162,10 +162,10 @@ RDL_API int rdl_client_set_watchdog_ms(rdl_client_t *c, int64_t lease_ms);
 #define RDL_REPLICAS_ALL (-1)
 
 /**
- * Durable acquisitions (README "Durable acquisitions"): with replicas > 0
- * (or RDL_REPLICAS_ALL: every replica the master lists when the grant is
- * confirmed), an acquisition is reported only once WAIT confirms that that
- * many replicas received the grant and its fencing token (or WAITAOF that
+ * Durable acquisitions (docs/deployments.md, "Durable acquisitions"): with
+ * replicas > 0 (or RDL_REPLICAS_ALL: every replica the master lists when the
+ * grant is confirmed), an acquisition is reported only once WAIT confirms that
+ * that many replicas received the grant and its fencing token (or WAITAOF that
  * it is in their append-only files: rdl_client_set_durable_level()),
  * within timeout_ms; otherwise the grant is given back (by its request
  * id) and the call fails with RDL_ENOREPLICAS, nothing held,
@@ -174,7 +174,7 @@ RDL_API int rdl_client_set_watchdog_ms(rdl_client_t *c, int64_t lease_ms);
  * each part of a MultiLock. The WAITs go on a connection of their own per
  * master, so other commands are not held up; concurrent grants share one WAIT.
  * Renewals of auto-leased holds count toward their deadlines only once
- * confirmed the same way; releases are not waited for (README).
+ * confirmed the same way; releases are not waited for (docs/deployments.md).
  *
  * @param c           the client, not yet connected.
  * @param replicas    0 (the default): off; 1..1000 or RDL_REPLICAS_ALL.
@@ -197,8 +197,8 @@ RDL_API int rdl_client_set_durability(rdl_client_t *c, int replicas,
 
 /**
  * What a durable confirmation (rdl_client_set_durability()) waits for
- * (README "Durable acquisitions"). RDL_DURABLE_RECEIVED, the default:
- * `WAIT`, the replicas received the grant in memory; a replica that
+ * (docs/deployments.md, "Durable acquisitions"). RDL_DURABLE_RECEIVED, the
+ * default: `WAIT`, the replicas received the grant in memory; a replica that
  * crashes and restarts without it can then be promoted without it.
  * RDL_DURABLE_FSYNCED: `WAITAOF 0 N`, the grant is fsynced to the
  * append-only files of that many replicas, so it survives their crash and

@@ -165,7 +165,7 @@ static const rdl__router_events router_events = {on_settled,
  * a write to a connection the server closed fails with EPIPE and the
  * connection is reset, instead of killing the process: libuv does not
  * prevent SIGPIPE on Linux. On a loop of the caller's the caller decides
- * (README "Signals"). */
+ * (docs/client.md, "Threads and signals"). */
 static void block_signals(void)
 {
     sigset_t set;
