@@ -55,9 +55,8 @@ man_plain() {
         -e 's/\\(em/--/g' -e 's/\\&//g' "$man"
 }
 
-# man_section NAME: the lines of section .SH NAME, requests stripped to
-# their text (".B --json" -> "--json"; ".TP" and others -> "").
-man_section() {
+# man_raw_section NAME: the lines of section .SH NAME, requests kept.
+man_raw_section() {
     man_plain | awk -v want="$1" '
         /^\.SH / {
             name = substr($0, 5)
@@ -65,7 +64,14 @@ man_section() {
             on = (name == want)
             next
         }
-        on {
+        on'
+}
+
+# man_section NAME: the same, requests stripped to their text
+# (".B --json" -> "--json"; ".TP" and others -> "").
+man_section() {
+    man_raw_section "$1" | awk '
+        {
             if ($0 ~ /^\.(B|I|BR|IR|RB|RI) /)
                 sub(/^\.[A-Z]+ /, "")
             else if ($0 ~ /^\./)
@@ -200,15 +206,9 @@ synopsis_probes() {
 # section_probes SECTION: the same for the .TP tags of a section of the
 # page: "OPTION VALUE" (\fB--url\fR \fIURL\fR) or "OPTION".
 section_probes() {
-    man_plain | awk -v want="$1" '
-        /^\.SH / {
-            name = substr($0, 5)
-            gsub(/"/, "", name)
-            on = (name == want)
-            next
-        }
-        on && /^\.TP/ { tag = 1; next }
-        on && tag {
+    man_raw_section "$1" | awk '
+        /^\.TP/ { tag = 1; next }
+        tag {
             tag = 0
             sub(/^\.B /, "")
             if ($1 ~ /^--?[a-z]/ && $1 !~ /,$/)
