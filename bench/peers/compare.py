@@ -395,9 +395,9 @@ def table(results, libraries):
         best = ratio = "-"
         rdl_value = value(results, "rdl", figure, field)[0]
         if peer_values:
-            pick = max if higher else min
-            bv, blib = pick(peer_values)
-            best = f"{fmt.format(bv)} ({blib})"
+            bv = (max if higher else min)(v for v, _ in peer_values)
+            tied = [lib for v, lib in peer_values if fmt.format(v) == fmt.format(bv)]
+            best = f"{fmt.format(bv)} ({', '.join(tied)})"
             if rdl_value is not None and bv and rdl_value:
                 r = rdl_value / bv if higher else bv / rdl_value
                 ratio = f"{r:.2f} x"

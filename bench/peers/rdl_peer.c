@@ -120,8 +120,10 @@ static int expect(const char *word)
 static void say_ready(const char *form)
 {
     say("ready {\"library\":\"rdl\",\"version\":\"%s\",\"form\":\"%s\","
-        "\"client\":\"libuv %s\",\"wait_ms\":%d,\"lease_ms\":%d}",
-        rdl_version_string(), form, uv_version_string(), WAIT_MS, LEASE_MS);
+        "\"client\":\"libuv %s\",\"settings\":\"wait %d s, lease %d s; "
+        "waiters woken by pub/sub\",\"lease_ms\":%d}",
+        rdl_version_string(), form, uv_version_string(), WAIT_MS / 1000,
+        LEASE_MS / 1000, LEASE_MS);
 }
 
 static void say_result(long cycles, int64_t elapsed_ns)
