@@ -112,14 +112,13 @@ class DriverError(Exception):
 
 
 class Driver:
-    def __init__(self, argv, sel=None):
+    def __init__(self, argv):
         self.argv = argv
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      bufsize=0, cwd=HERE)
         self.fd = self.proc.stdout.fileno()
         self.buf = b""
         self.lines = []
-        self.sel = sel
 
     def send(self, line):
         try:
@@ -377,13 +376,11 @@ def value(results, library, figure, field):
 
 
 ROW_FORMAT = {field: fmt for _, _, field, _, fmt in ROWS}
-NAMES = {"node-redlock": "node-redlock", "redis-semaphore": "redis-semaphore",
-         "redis-py": "redis-py", "rdl": "rdl"}
 
 
 def table(results, libraries):
     cols = [lib for lib in LIBRARIES if lib in libraries]
-    lines = ["| figure | " + " | ".join(NAMES[c] for c in cols) + " | best peer | rdl / best peer |",
+    lines = ["| figure | " + " | ".join(cols) + " | best peer | rdl / best peer |",
              "|---|" + "---:|" * len(cols) + "---|---:|"]
     for label, figure, field, higher, fmt in ROWS:
         cells, peer_values = [], []
