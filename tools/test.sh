@@ -206,7 +206,7 @@ c_sources() {
         [ -d "$d" ] && dirs+=("$d")
     done
     find "${dirs[@]}" \
-        \( -type d \( -name 'build*' -o -name generated \) -prune \) -o \
+        \( -type d \( -name 'build*' -o -name generated -o -name node_modules \) -prune \) -o \
         -type f \( -name '*.c' -o -name '*.h' -o -name '*.cpp' -o \
         -name '*.hpp' \) -print | sort
 }
