@@ -134,7 +134,9 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
     say "configuring $build (Release)"
     bash tools/deps.sh >&2
     cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-elif grep -q '^RDL_BUILD_BENCH:BOOL=OFF' "$build/CMakeCache.txt"; then
+else
+    # Configured again: a tree configured before rdl-peer existed (or
+    # without the benchmarks) has no such target.
     cmake -S . -B "$build" -DRDL_BUILD_BENCH=ON >/dev/null
 fi
 say "building rdl-peer in $build"
