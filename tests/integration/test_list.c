@@ -278,8 +278,9 @@ static void test_list_bad_arguments_and_states(void **state)
     rdlt_assert_rc(rdl_client_list_locks(c, NULL, NULL, l), RDL_EINVAL);
     rdlt_assert_rc(rdl_client_master_count(NULL, &n), RDL_EINVAL);
     rdlt_assert_rc(rdl_client_master_count(c, NULL), RDL_EINVAL);
-    /* Not connected yet, then closed. */
-    rdlt_assert_rc(rdl_client_list_locks(fresh, NULL, on_lock, l), RDL_ECLOSED);
+    /* Not connected yet (RDL_ENOTCONN), then closed (RDL_ECLOSED). */
+    rdlt_assert_rc(rdl_client_list_locks(fresh, NULL, on_lock, l),
+                   RDL_ENOTCONN);
     rdlt_assert_ok(rdl_client_close(c));
     rdlt_assert_rc(rdl_client_list_locks(c, NULL, on_lock, l), RDL_ECLOSED);
     assert_true(strlen(rdl_client_errmsg(c)) > 0);
