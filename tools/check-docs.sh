@@ -147,12 +147,11 @@ python=/usr/bin/python3
 [ -x "$python" ] || python=python3
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/rdl-check-docs.XXXXXX")
+# shellcheck source=lib/throwaway.sh
+. "$here/lib/throwaway.sh"
 redis_pid=""
 cleanup() {
-    if [ -n "$redis_pid" ]; then
-        kill "$redis_pid" 2>/dev/null || true
-        wait "$redis_pid" 2>/dev/null || true
-    fi
+    throwaway_stop
     if [ "${CHECK_DOCS_KEEP:-0}" = 1 ]; then
         echo "check-docs: kept $work" >&2
     else
@@ -246,9 +245,8 @@ check_syntax() {
     fi
 }
 
-# The throwaway server of the sh blocks: a free loopback port (asked of the
-# kernel, then given to redis-server; retried if another process took it
-# meanwhile).
+# The throwaway server of the sh blocks (tools/lib/throwaway.sh), started
+# at the first sh block that runs.
 redis_port=""
 redis_error=""
 redis_call() { # redis_call COMMAND: one inline command, its reply's line
@@ -260,34 +258,12 @@ redis_call() { # redis_call COMMAND: one inline command, its reply's line
     [ "${reply%$'\r'}" = "+${2:-OK}" ]
 }
 start_redis() {
-    local server i
-    server=$(command -v redis-server || true)
-    if [ -z "$server" ]; then
-        redis_error="redis-server not found on PATH"
-        return 1
+    if throwaway_start "$work/redis" check-docs 2>"$work/redis.err"; then
+        redis_pid=$throwaway_pid
+        redis_port=$throwaway_port
+        return 0
     fi
-    mkdir -p "$work/redis"
-    for _ in 1 2 3; do
-        redis_port=$("$python" -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])')
-        "$server" --port "$redis_port" --bind 127.0.0.1 --save '' \
-            --appendonly no --dir "$work/redis" --loglevel warning \
-            >"$work/redis/log" 2>&1 </dev/null &
-        redis_pid=$!
-        for i in $(seq 50); do
-            if redis_call PING PONG 2>/dev/null; then
-                return 0
-            fi
-            kill -0 "$redis_pid" 2>/dev/null || break
-            sleep 0.1
-        done
-        kill "$redis_pid" 2>/dev/null || true
-        wait "$redis_pid" 2>/dev/null || true
-        redis_pid=""
-    done
-    redis_error="redis-server did not start: $(tail -n 5 "$work/redis/log")"
+    redis_error=$(tail -n 6 "$work/redis.err")
     return 1
 }
 

@@ -18,7 +18,8 @@ cd "$root"
 jobs=$(nproc 2>/dev/null || echo 2)
 examples=(lock_basic lock_async watchdog fair multilock redlock rwlock semaphore latch events metrics cpp_guard)
 
-server_pid=""
+# shellcheck source=lib/throwaway.sh
+. tools/lib/throwaway.sh
 server_dir=""
 example_pid=""
 deploy_dir=""
@@ -32,10 +33,7 @@ cleanup() {
         kill "$example_pid" 2>/dev/null || true
         wait "$example_pid" 2>/dev/null || true
     fi
-    if [ -n "$server_pid" ]; then
-        kill "$server_pid" 2>/dev/null || true
-        wait "$server_pid" 2>/dev/null || true
-    fi
+    throwaway_stop
     if [ -n "$server_dir" ]; then
         rm -rf "$server_dir"
     fi
@@ -43,61 +41,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-
-# A random port in 20000..60000.
-random_port() {
-    echo $((20000 + (RANDOM * 32768 + RANDOM) % 40001))
-}
-
-# True if something accepts connections on 127.0.0.1:$1.
-port_in_use() {
-    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
-
-# True once the server (pid $1, port $2) answers; false if it exits or stays
-# silent for 5 s. The answer must come from that very process: if another
-# server took the port first, ours fails to bind while the other answers.
-server_ready() {
-    local pid=$1 port=$2 tries=50
-    while [ $tries -gt 0 ] && kill -0 "$pid" 2>/dev/null; do
-        if redis-cli -h 127.0.0.1 -p "$port" info server 2>/dev/null |
-            tr -d '\r' | grep -x "process_id:$pid" >/dev/null; then
-            return 0
-        fi
-        sleep 0.1
-        tries=$((tries - 1))
-    done
-    return 1
-}
-
-# Starts redis-server on a free port; sets server_pid, server_dir and port.
-# A port that looked free can be taken before the server binds it, so a
-# server that exits at once is retried on another port.
-start_server() {
-    local attempt
-    server_dir=$(mktemp -d "${TMPDIR:-/tmp}/rdl-demo.XXXXXX")
-    for attempt in 1 2 3 4 5 6 7 8 9 10; do
-        port=$(random_port)
-        port_in_use "$port" && continue
-        redis-server --port "$port" --bind 127.0.0.1 \
-            --save '' --appendonly no --dir "$server_dir" \
-            --daemonize no --logfile "$server_dir/redis.log" &
-        server_pid=$!
-        if server_ready "$server_pid" "$port"; then
-            echo "demo: redis-server $server_pid on 127.0.0.1:$port"
-            return 0
-        fi
-        # It died (port taken) or never answered: stop it, try another port.
-        kill "$server_pid" 2>/dev/null || true
-        wait "$server_pid" 2>/dev/null || true
-        server_pid=""
-        echo "demo: redis-server on port $port did not start (attempt" \
-            "$attempt); log:" >&2
-        tail -n 5 "$server_dir/redis.log" >&2 2>/dev/null || true
-    done
-    echo "demo: could not start redis-server" >&2
-    return 1
-}
 
 bash tools/deps.sh
 # Only what the demo runs: the tests are test.sh's business.
@@ -107,8 +50,10 @@ cmake --build build -j "$jobs" --target "${examples[@]}" rdl_cli
 own_server=0
 if [ -z "${RDL_URL:-}" ]; then
     own_server=1
-    start_server
-    export RDL_URL="redis://127.0.0.1:$port"
+    server_dir=$(mktemp -d "${TMPDIR:-/tmp}/rdl-demo.XXXXXX")
+    throwaway_start "$server_dir" demo
+    echo "demo: redis-server $throwaway_pid on 127.0.0.1:$throwaway_port"
+    export RDL_URL="redis://127.0.0.1:$throwaway_port"
 fi
 echo "demo: RDL_URL=$RDL_URL"
 

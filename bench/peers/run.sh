@@ -149,13 +149,11 @@ Release | RelWithDebInfo) ;;
 esac
 
 # ---- the server -------------------------------------------------------------
-server_pid=""
+# shellcheck source=../../tools/lib/throwaway.sh
+. "$root/tools/lib/throwaway.sh"
 server_dir=""
 cleanup() {
-    if [ -n "$server_pid" ]; then
-        kill "$server_pid" 2>/dev/null || true
-        wait "$server_pid" 2>/dev/null || true
-    fi
+    throwaway_stop
     if [ -n "$server_dir" ]; then
         rm -rf "$server_dir"
     fi
@@ -164,38 +162,10 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# True once the server (pid $1) answers on port $2: the answer must come
-# from that very process, not from another server that holds the port.
-server_ready() {
-    local tries=50
-    while [ $tries -gt 0 ] && kill -0 "$1" 2>/dev/null; do
-        if redis-cli -h 127.0.0.1 -p "$2" info server 2>/dev/null |
-            tr -d '\r' | grep -qx "process_id:$1"; then
-            return 0
-        fi
-        sleep 0.1
-        tries=$((tries - 1))
-    done
-    return 1
-}
-
 server_dir=$(mktemp -d "${TMPDIR:-/tmp}/rdl-peers.XXXXXX")
-for attempt in 1 2 3 4 5; do
-    port=$((20000 + (RANDOM * 32768 + RANDOM) % 40001))
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && continue # taken
-    redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-        --dir "$server_dir" --logfile "$server_dir/redis.log" &
-    server_pid=$!
-    if server_ready "$server_pid" "$port"; then
-        break
-    fi
-    kill "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-    server_pid=""
-    say "redis-server on port $port did not start (attempt $attempt)"
-done
-[ -n "$server_pid" ] || { say "could not start redis-server"; exit 1; }
-say "redis-server $server_pid on 127.0.0.1:$port"
+throwaway_start "$server_dir" "[peers]" || exit 1
+port=$throwaway_port
+say "redis-server $throwaway_pid on 127.0.0.1:$port"
 
 # ---- the run ---------------------------------------------------------------
 args=(--port "$port" --rdl-peer "$build/bench/rdl-peer" --python "$python"
