@@ -20,7 +20,7 @@ packages=(
     python3 # the CLI tests validate JSON with python3 -m json.tool
     docker-compose
     dpkg-dev file # cpack -G DEB: dpkg-shlibdeps; CPack runs file(1)
-    doxygen # the API reference, without graphviz (tools/doc.sh, stage doc)
+    doxygen # the API reference, without graphviz (tools/doc.sh, stage reference)
 )
 
 installed() {
