@@ -7,7 +7,7 @@
 # Writes build-doc/html/ (index.html is the main page), afresh each run.
 # Fails, printing every warning, if anything public in include/ is
 # undocumented or a comment is malformed: the reference is built with no
-# warning or not at all (CI: tools/test.sh, stage doc). The version shown
+# warning or not at all (CI: tools/test.sh, stage reference). The version shown
 # is the one in include/rdl/version.h. Needs doxygen (tools/deps.sh).
 set -euo pipefail
 
