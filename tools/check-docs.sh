@@ -258,7 +258,7 @@ redis_call() { # redis_call COMMAND: one inline command, its reply's line
     [ "${reply%$'\r'}" = "+${2:-OK}" ]
 }
 start_redis() {
-    if throwaway_start "$work/redis" check-docs 2>"$work/redis.err"; then
+    if throwaway_start check-docs 2>"$work/redis.err"; then
         redis_pid=$throwaway_pid
         redis_port=$throwaway_port
         return 0

@@ -20,7 +20,6 @@ examples=(lock_basic lock_async watchdog fair multilock redlock rwlock semaphore
 
 # shellcheck source=lib/throwaway.sh
 . tools/lib/throwaway.sh
-server_dir=""
 example_pid=""
 deploy_dir=""
 cleanup() {
@@ -34,9 +33,6 @@ cleanup() {
         wait "$example_pid" 2>/dev/null || true
     fi
     throwaway_stop
-    if [ -n "$server_dir" ]; then
-        rm -rf "$server_dir"
-    fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT
@@ -50,8 +46,7 @@ cmake --build build -j "$jobs" --target "${examples[@]}" rdl_cli
 own_server=0
 if [ -z "${RDL_URL:-}" ]; then
     own_server=1
-    server_dir=$(mktemp -d "${TMPDIR:-/tmp}/rdl-demo.XXXXXX")
-    throwaway_start "$server_dir" demo
+    throwaway_start demo
     echo "demo: redis-server $throwaway_pid on 127.0.0.1:$throwaway_port"
     export RDL_URL="redis://127.0.0.1:$throwaway_port"
 fi

@@ -151,19 +151,11 @@ esac
 # ---- the server -------------------------------------------------------------
 # shellcheck source=../../tools/lib/throwaway.sh
 . "$root/tools/lib/throwaway.sh"
-server_dir=""
-cleanup() {
-    throwaway_stop
-    if [ -n "$server_dir" ]; then
-        rm -rf "$server_dir"
-    fi
-}
-trap cleanup EXIT
+trap throwaway_stop EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-server_dir=$(mktemp -d "${TMPDIR:-/tmp}/rdl-peers.XXXXXX")
-throwaway_start "$server_dir" "[peers]" || exit 1
+throwaway_start "[peers]" || exit 1
 port=$throwaway_port
 say "redis-server $throwaway_pid on 127.0.0.1:$port"
 
