@@ -47,6 +47,11 @@ rdl_client_t *bench_client(const bench_ctx *ctx)
     return client_with(ctx, NULL, 0, 0, 0);
 }
 
+rdl_client_t *bench_watchdog_client(const bench_ctx *ctx, int64_t watchdog_ms)
+{
+    return client_with(ctx, NULL, watchdog_ms, 0, 0);
+}
+
 rdl_client_t *bench_durable_client(const bench_ctx *ctx, uv_loop_t *loop,
                                    int replicas, int64_t timeout_ms)
 {
