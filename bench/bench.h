@@ -283,6 +283,9 @@ void bench_loop_for(struct uv_loop_s *loop, int64_t ns);
 /* Closes a client made by bench_loop_client and runs the loop until its
  * handles have closed. NULL is fine. */
 void bench_loop_client_free(rdl_client_t *c, struct uv_loop_s *loop);
+/* The same for n clients on one loop (NULLs are fine): all are closed
+ * before the loop runs, which returns only once no client is left open. */
+void bench_loop_clients_free(rdl_client_t **c, int n, struct uv_loop_s *loop);
 /* Async acquire+release chains on the caller's loop, one lock each
  * ("<prefix>:<i>", distinct names), each starting its next acquire from
  * the callback of its release (fig_throughput.c, fig_durable.c). */
@@ -294,6 +297,10 @@ bench_chains *bench_chains_new(rdl_client_t *c, struct uv_loop_s *loop, int m,
  * then the loop until all have stopped: the cycles completed, or an rdl
  * error code (< 0) if a step failed. */
 long bench_chains_run(bench_chains *k, int64_t end);
+/* bench_chains_run in two steps, for several sets of chains on one loop
+ * (several clients): start each, then finish each. */
+void bench_chains_start(bench_chains *k, int64_t end);
+long bench_chains_finish(bench_chains *k);
 void bench_chains_free(bench_chains *k);
 /* n blocking acquire+release cycles of lock (one try, a 30 s lease), each
  * timed into s; 0 or -1 (printed). */
