@@ -65,6 +65,10 @@ int bench_fig_fairqueue(bench_ctx *ctx);
 int bench_fig_memory(bench_ctx *ctx);
 int bench_fig_durable(bench_ctx *ctx);
 int bench_fig_cluster(bench_ctx *ctx);
+int bench_fig_scripts(bench_ctx *ctx);
+/* The scripts figure's cases with a waiter (fig_scripts_wait.c): the plain
+ * lock's registry (fair 0) or the fair lock's queue. */
+int bench_scripts_waiting(bench_ctx *ctx, int fair);
 
 /* The floor of this run, measured on first use (fig_floor.c). NULL if it
  * could not be measured. */
@@ -184,11 +188,77 @@ int bench_srv_read(bench_raw *r, bench_srv *out);
 /* b - a, less the INFO that read a (counted in b's total). */
 bench_srv bench_srv_diff(const bench_srv *a, const bench_srv *b);
 
+/* ---- the server's per-command counters (cmdstats.c) ------------------------- */
+
+/* One reading of INFO commandstats: calls and time per command name
+ * ("hmget", "client|setname"), or a sum of differences of readings. */
+#define BENCH_CMDSTATS_MAX 96
+typedef struct bench_cmdstats {
+    int n;
+    struct bench_cmdstat {
+        char name[40];
+        double calls, usec;
+    } c[BENCH_CMDSTATS_MAX];
+} bench_cmdstats;
+
+/* 0, or -1 if INFO failed (printed) or the raw client sees one master of
+ * a cluster. */
+int bench_cmdstats_read(bench_raw *r, bench_cmdstats *out);
+/* sum += b - a, name by name. */
+void bench_cmdstats_add_diff(bench_cmdstats *sum, const bench_cmdstats *a,
+                             const bench_cmdstats *b);
+
+/* A sum split by who ran the commands. INFO (the readings) is left out. */
+typedef struct bench_cmd_split {
+    double scripts;   /* EVALSHA and EVAL calls */
+    double script_us; /* their time, the commands they ran included */
+    double rcalls;    /* commands the scripts ran (redis.call) */
+    double client;    /* commands clients sent that no script runs
+                         (SUBSCRIBE, PING, ...) */
+} bench_cmd_split;
+bench_cmd_split bench_cmdstats_split(const bench_cmdstats *s);
+/* "HMGET HSET x2 TIME": the commands the scripts ran (client 0) or the
+ * clients' own (client 1), by name, each with its calls per `per`. */
+void bench_cmdstats_describe(const bench_cmdstats *s, int client, double per,
+                             char *out, size_t len);
+
+/* Readings around measured operations, on a raw connection of its own:
+ * bench_meter_begin, the operations, bench_meter_end(ops); the brackets
+ * add up until bench_meter_reset. Between brackets the server may do
+ * anything (set-up steps): only what runs inside a bracket counts. */
+typedef struct bench_meter {
+    bench_raw raw;
+    bench_cmdstats at, now, sum;
+    long ops;
+    int ok; /* 0: the server could not be read; the rows say n/a */
+} bench_meter;
+int bench_meter_open(bench_meter *m, const bench_ctx *ctx); /* 0 or -1 */
+void bench_meter_close(bench_meter *m);
+void bench_meter_reset(bench_meter *m);
+int bench_meter_begin(bench_meter *m); /* 0 or -1 (then ok is 0) */
+/* Reads the server within a bracket: the script calls since its begin
+ * (-1 on failure). bench_meter_end_polled ends the bracket at that
+ * reading. */
+double bench_meter_poll(bench_meter *m);
+int bench_meter_end_polled(bench_meter *m, long ops);
+int bench_meter_end(bench_meter *m, long ops); /* poll, then end */
+/* The row's metrics: ops, EVALSHA per op, server us and redis.calls per
+ * script call, which commands the scripts ran; with per > 0, the server
+ * us and redis.calls per `per_name` too (per of them in a script call);
+ * the clients' own commands per op, if any. */
+void bench_meter_report(const bench_meter *m, const char *per_name, double per);
+/* A row "<figure> <what>" of bench_meter_report's metrics (and a note, if
+ * not NULL); then resets the meter. */
+void bench_meter_row(bench_ctx *ctx, bench_meter *m, const char *figure,
+                     const char *what, const char *note);
+
 /* ---- rdl helpers (rdl_util.c) ------------------------------------------------- */
 
 /* A client connected to ctx's server on its own loop thread, or NULL
  * (printed why). */
 rdl_client_t *bench_client(const bench_ctx *ctx);
+/* As bench_client, with this watchdog lease (rdl_client_set_watchdog_ms). */
+rdl_client_t *bench_watchdog_client(const bench_ctx *ctx, int64_t watchdog_ms);
 /* A client on the caller's loop (rdl_client_set_loop), connected, with
  * this watchdog lease (0: the default), or NULL (printed why). */
 rdl_client_t *bench_loop_client(const bench_ctx *ctx, struct uv_loop_s *loop,
@@ -213,6 +283,9 @@ void bench_loop_for(struct uv_loop_s *loop, int64_t ns);
 /* Closes a client made by bench_loop_client and runs the loop until its
  * handles have closed. NULL is fine. */
 void bench_loop_client_free(rdl_client_t *c, struct uv_loop_s *loop);
+/* The same for n clients on one loop (NULLs are fine): all are closed
+ * before the loop runs, which returns only once no client is left open. */
+void bench_loop_clients_free(rdl_client_t **c, int n, struct uv_loop_s *loop);
 /* Async acquire+release chains on the caller's loop, one lock each
  * ("<prefix>:<i>", distinct names), each starting its next acquire from
  * the callback of its release (fig_throughput.c, fig_durable.c). */
@@ -224,6 +297,10 @@ bench_chains *bench_chains_new(rdl_client_t *c, struct uv_loop_s *loop, int m,
  * then the loop until all have stopped: the cycles completed, or an rdl
  * error code (< 0) if a step failed. */
 long bench_chains_run(bench_chains *k, int64_t end);
+/* bench_chains_run in two steps, for several sets of chains on one loop
+ * (several clients): start each, then finish each. */
+void bench_chains_start(bench_chains *k, int64_t end);
+long bench_chains_finish(bench_chains *k);
 void bench_chains_free(bench_chains *k);
 /* n blocking acquire+release cycles of lock (one try, a 30 s lease), each
  * timed into s; 0 or -1 (printed). */

@@ -34,6 +34,8 @@ static const bench_figure figures[] = {
      bench_fig_memory},
     {"durable", "durability 1 vs off, with a replica; a slow WAIT",
      bench_fig_durable},
+    {"scripts", "server us and redis.calls per script call, per operation",
+     bench_fig_scripts},
     {"cluster", "the figures against a 6-node cluster", bench_fig_cluster},
 };
 #define NFIGURES (sizeof(figures) / sizeof(figures[0]))

@@ -47,6 +47,11 @@ rdl_client_t *bench_client(const bench_ctx *ctx)
     return client_with(ctx, NULL, 0, 0, 0);
 }
 
+rdl_client_t *bench_watchdog_client(const bench_ctx *ctx, int64_t watchdog_ms)
+{
+    return client_with(ctx, NULL, watchdog_ms, 0, 0);
+}
+
 rdl_client_t *bench_durable_client(const bench_ctx *ctx, uv_loop_t *loop,
                                    int replicas, int64_t timeout_ms)
 {
@@ -81,13 +86,21 @@ rdl_client_t *bench_loop_client(const bench_ctx *ctx, uv_loop_t *loop,
     return client_with(ctx, loop, watchdog_ms, 0, 0);
 }
 
+void bench_loop_clients_free(rdl_client_t **c, int n, uv_loop_t *loop)
+{
+    int i;
+    for (i = 0; i < n; i++)
+        if (c[i] != NULL)
+            rdl_client_close(c[i]);
+    uv_run(loop, UV_RUN_DEFAULT); /* the clients' handles close */
+    for (i = 0; i < n; i++)
+        rdl_client_free(c[i]);
+}
+
 void bench_loop_client_free(rdl_client_t *c, uv_loop_t *loop)
 {
-    if (c == NULL)
-        return;
-    rdl_client_close(c);
-    uv_run(loop, UV_RUN_DEFAULT); /* the client's handles close */
-    rdl_client_free(c);
+    if (c != NULL)
+        bench_loop_clients_free(&c, 1, loop);
 }
 
 void bench_tally_done(rdl_req_t *req, int status)
@@ -214,7 +227,7 @@ bench_chains *bench_chains_new(rdl_client_t *c, uv_loop_t *loop, int m,
     return k;
 }
 
-long bench_chains_run(bench_chains *k, int64_t end)
+void bench_chains_start(bench_chains *k, int64_t end)
 {
     int i;
     k->end = end;
@@ -223,9 +236,19 @@ long bench_chains_run(bench_chains *k, int64_t end)
     k->running = k->m;
     for (i = 0; i < k->m; i++)
         next(&k->v[i]);
+}
+
+long bench_chains_finish(bench_chains *k)
+{
     while (k->running > 0)
         uv_run(k->loop, UV_RUN_ONCE);
     return k->rc != 0 ? k->rc : k->cycles;
+}
+
+long bench_chains_run(bench_chains *k, int64_t end)
+{
+    bench_chains_start(k, end);
+    return bench_chains_finish(k);
 }
 
 void bench_chains_free(bench_chains *k)

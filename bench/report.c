@@ -10,8 +10,8 @@
 
 typedef struct metric {
     char key[48];
-    char value[48]; /* as printed in the table */
-    char json[64];  /* as printed in JSON */
+    char value[128]; /* as printed in the table */
+    char json[160];  /* as printed in JSON */
     char unit[16];
     char target[24];
 } metric;
