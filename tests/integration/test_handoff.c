@@ -403,6 +403,42 @@ static void test_handoff_new_holder_lease_reaches_next_waiter(void **state)
     rdlt_assert_rc(v.rc, RDL_ELOST); /* its lease ran out */
 }
 
+/* The first waiter in line is the one a grant tells the new holder's
+ * lease (waiter_recap); the others sleep on the leases they saw. When it
+ * gives up while the lock is held, its leave passes that on: the next
+ * waiter, asleep on the first holder's 8 s lease, must wake when the new
+ * holder's 2 s lease runs out. Before, the leave told nobody, and the
+ * waiter slept on past a free lock (the stress test's wake-up violation on
+ * Redis 6.2: a waiter asleep 354 ms on a free lock). */
+static void test_handoff_leave_passes_new_lease(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *holder = rdlt_client(s);
+    rdl_lock_t *hl = rdlt_lock(holder, "relay");
+    waiter v, w;
+    rdlt_thread *tv, *tw;
+    int64_t t0;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(hl, A, 0, 8000));
+    tv = start_waiter_lease(&v, s, "relay", hl, 1, 2000);
+    register_dead(s, "relay", "gone:1", 60000); /* second in line */
+    tw = start_waiter(&w, s, "relay", hl, 3);
+    rdlt_assert_ok(rdl_lock_release_as(hl, A)); /* names v */
+    if (!rdlt_wait_flag(&v.acquired, 10000))
+        fail_msg("the first waiter was not handed the lock");
+    t0 = rdlt_now_ms();          /* v's grant told "gone:1" its 2 s lease */
+    leave(s, "relay", "gone:1"); /* gives up while v holds */
+    if (!rdlt_wait_flag(&w.acquired, 4500))
+        fail_msg("the last waiter slept on through the new holder's 2 s "
+                 "lease after the waiter told of it left");
+    rdlt_assert_between(rdlt_now_ms() - t0, 1900, 4500);
+    finish(&w, tw);
+    __atomic_store_n(&v.go, 1, __ATOMIC_SEQ_CST);
+    rdlt_thread_join(tv);
+    rdlt_assert_rc(v.rc, RDL_ELOST); /* its lease ran out */
+}
+
 /* Registrations written before each kept its wake ("<lapse>:<owner>",
  * by an older rdl's waiter still within its lifetime) are read as waking
  * at their lapse: the release names the first, and a grant tells the
@@ -558,6 +594,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_handoff_rw_writer_release_wakes_one_writer),
     RDLT_TEST(test_handoff_message_for_another_owner_ignored),
     RDLT_TEST(test_handoff_new_holder_lease_reaches_next_waiter),
+    RDLT_TEST(test_handoff_leave_passes_new_lease),
     RDLT_TEST(test_handoff_registration_without_wake),
     RDLT_TEST(test_handoff_multilock_grant_reaches_next_waiter),
 };
