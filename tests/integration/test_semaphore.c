@@ -233,6 +233,7 @@ static void test_semaphore_total_stored_wins(void **state)
 typedef struct waiter {
     rdl_client_t *c;
     rdl_lock_t *l;
+    int64_t lease_ms; /* 0: 30 s */
     int rc;
     int done; /* atomic */
 } waiter;
@@ -240,7 +241,8 @@ typedef struct waiter {
 static void *wait_thread(void *arg)
 {
     waiter *w = arg;
-    w->rc = rdl_lock_acquire_as(w->l, A, RDL_WAIT_FOREVER, 30000);
+    w->rc = rdl_lock_acquire_as(w->l, A, RDL_WAIT_FOREVER,
+                                w->lease_ms > 0 ? w->lease_ms : 30000);
     __atomic_store_n(&w->done, 1, __ATOMIC_SEQ_CST);
     return NULL;
 }
@@ -334,6 +336,85 @@ static void test_semaphore_one_wakeup_per_permit(void **state)
     assert_int_equal(rdlt_stats(w[3].c).wakeups, 1);
     for (i = 0; i < 4; i++)
         rdlt_assert_ok(rdl_lock_release_as(w[i].l, A));
+}
+
+/* Starts a waiter of the full semaphore "relay" (total 1) with lease
+ * lease_ms, once its client is subscribed, and waits until it is the
+ * nth registration. */
+static rdlt_thread *start_relay_waiter(waiter *w, rdlt_server *s,
+                                       rdl_lock_t *hl, uint32_t nth,
+                                       int64_t lease_ms)
+{
+    rdlt_thread *t;
+    memset(w, 0, sizeof(*w));
+    w->c = rdlt_client(s);
+    w->l = sem(w->c, "relay", 1);
+    w->lease_ms = lease_ms;
+    rdlt_assert_rc(rdl_lock_acquire_as(w->l, B, 100, 30000), RDL_ETIMEDOUT);
+    t = rdlt_thread_start(wait_thread, w);
+    wait_waiters(hl, nth);
+    return t;
+}
+
+/* Runs semaphore_acquire.lua (register: ARGV[4] a lifetime) or
+ * semaphore_leave.lua for `owner` on "relay", as a client would. */
+static redisReply *relay_script(rdlt_server *s, const char *script,
+                                const char *owner)
+{
+    char *body = rdlt_read_script(RDL_TEST_SCRIPTS_DIR, script);
+    redisReply *r;
+    if (strcmp(script, "semaphore_leave") == 0)
+        r = rdlt_cmd(s,
+                     "EVAL %s 2 rdl:sem:{relay} rdl:sem.x:{relay} %s publish "
+                     "rdl:sem.ch:{relay}",
+                     body, owner);
+    else
+        r = rdlt_cmd(s,
+                     "EVAL %s 2 rdl:sem:{relay} rdl:sem.x:{relay} %s 30000 "
+                     "dead-req 60000 publish rdl:sem.ch:{relay} 86400000 1",
+                     body, owner);
+    free(body);
+    return r;
+}
+
+/* The first waiter in line is told when a permit may come back (the
+ * grant's recap); when it gives up with no permit free, its leave tells
+ * the next one instead, which otherwise sleeps on the 8 s lease it saw
+ * at its own try past the new holder's 2 s (as for the plain lock:
+ * test_handoff_leave_passes_new_lease). */
+static void test_semaphore_leave_passes_new_lease(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *hc = rdlt_client(s);
+    rdl_lock_t *hl = sem(hc, "relay", 1);
+    waiter v, w;
+    rdlt_thread *tv, *tw;
+    redisReply *r;
+    int64_t t0;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(hl, 100, 0, 8000));
+    tv = start_relay_waiter(&v, s, hl, 1, 2000);
+    r = relay_script(s, "semaphore_acquire", "gone:1"); /* second */
+    if (r->type != REDIS_REPLY_ARRAY || r->element[2]->integer != 1)
+        fail_msg("the dead waiter was not registered");
+    freeReplyObject(r);
+    tw = start_relay_waiter(&w, s, hl, 3, 0);
+    rdlt_assert_ok(rdl_lock_release_as(hl, 100)); /* names v */
+    if (!rdlt_wait_flag(&v.done, 10000))
+        fail_msg("the first waiter was not handed the permit");
+    rdlt_thread_join(tv);
+    rdlt_assert_ok(v.rc);
+    t0 = rdlt_now_ms(); /* v's grant told "gone:1" its 2 s lease */
+    freeReplyObject(relay_script(s, "semaphore_leave", "gone:1"));
+    if (!rdlt_wait_flag(&w.done, 4500))
+        fail_msg("the last waiter slept on through the new holder's 2 s "
+                 "lease after the waiter told of it left");
+    rdlt_assert_between(rdlt_now_ms() - t0, 1900, 4500);
+    rdlt_thread_join(tw);
+    rdlt_assert_ok(w.rc);
+    rdlt_assert_ok(rdl_lock_release_as(w.l, A));
+    assert_int_not_equal(rdl_lock_release_as(v.l, A), 0); /* ran out */
 }
 
 /* Lost replies: a retried acquisition takes one permit, not two; a
@@ -681,6 +762,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_semaphore_auto_lease_kept),
     RDLT_TEST(test_semaphore_total_stored_wins),
     RDLT_TEST(test_semaphore_one_wakeup_per_permit),
+    RDLT_TEST(test_semaphore_leave_passes_new_lease),
     RDLT_TEST(test_semaphore_retries_count_once),
     RDLT_TEST(test_semaphore_set_retry_keeps_later_set),
     RDLT_TEST(test_semaphore_set_retry_answers_as_first),
