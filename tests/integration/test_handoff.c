@@ -584,6 +584,50 @@ static void test_handoff_rw_writer_release_wakes_one_writer(void **state)
     }
 }
 
+/* The read-write lock's writers: the writer behind the one that is
+ * handed the lock sleeps on the lease it saw at its own try (8 s); the
+ * new writer takes 2 s and never releases. The second must wake when that
+ * lease runs out, as for the plain lock
+ * (test_handoff_new_holder_lease_reaches_next_waiter). */
+static void test_handoff_rw_new_writer_lease_reaches_next(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *holder = rdlt_client(s);
+    rdl_lock_t *hw = write_side(holder, "rwshort");
+    waiter w[2];
+    rdlt_thread *t[2];
+    int64_t t0;
+    int i, first;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(hw, A, 0, 8000));
+    for (i = 0; i < 2; i++) {
+        memset(&w[i], 0, sizeof(w[i]));
+        w[i].c = rdlt_client(s);
+        w[i].l = write_side(w[i].c, "rwshort");
+        w[i].wait_ms = RDL_WAIT_FOREVER;
+        w[i].lease_ms = 2000;
+        rdlt_assert_rc(rdl_lock_acquire_as(w[i].l, B, 100, 30000),
+                       RDL_ETIMEDOUT);
+        t[i] = rdlt_thread_start(wait_thread, &w[i]);
+        wait_waiters(hw, (uint32_t)i + 1);
+    }
+    rdlt_assert_ok(rdl_lock_release_as(hw, A));
+    while (!w[0].acquired && !w[1].acquired)
+        rdlt_sleep_ms(1);
+    t0 = rdlt_now_ms();
+    first = w[0].acquired ? 0 : 1;
+    if (!rdlt_wait_flag(&w[1 - first].acquired, 4500))
+        fail_msg("the second writer slept on through the new writer's 2 s "
+                 "lease");
+    rdlt_assert_between(rdlt_now_ms() - t0, 1900, 4500);
+    for (i = 0; i < 2; i++)
+        __atomic_store_n(&w[i].go, 1, __ATOMIC_SEQ_CST);
+    for (i = 0; i < 2; i++)
+        rdlt_thread_join(t[i]);
+    rdlt_assert_ok(w[1 - first].rc);
+}
+
 static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_handoff_one_try_per_release_across_clients),
     RDLT_TEST(test_handoff_uncontended_cycle_commands),
@@ -592,6 +636,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_handoff_lapsed_registration_passed_by),
     RDLT_TEST(test_handoff_dead_waiter_absorbs_at_most_one),
     RDLT_TEST(test_handoff_rw_writer_release_wakes_one_writer),
+    RDLT_TEST(test_handoff_rw_new_writer_lease_reaches_next),
     RDLT_TEST(test_handoff_message_for_another_owner_ignored),
     RDLT_TEST(test_handoff_new_holder_lease_reaches_next_waiter),
     RDLT_TEST(test_handoff_leave_passes_new_lease),
