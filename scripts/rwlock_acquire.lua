@@ -8,13 +8,16 @@
 --                 id. PTTL = the longest expiry, so an abandoned hash
 --                 goes away on its own.
 -- KEYS[2]  fence  hash {t = last token issued, rw = "1" while readers
---                 may be waiting, and the applied set (lib/applied)}
+--                 may be waiting, ws = the latest time (server ms) until
+--                 which an answer let a waiter sleep, and the applied set
+--                 (lib/applied)}
 -- KEYS[3]  waiting writers: sorted set owner -> server-time expiry
 -- ARGV[1..7] the acquire contract, as in lock_acquire: owner, lease,
 --          request id, "" (a one-shot try) or the queue lease in ms (a
 --          writer that cannot have the lock now is recorded as waiting,
 --          its entry living that long unless renewed; a reader flags that
---          readers wait), publish command and channel (not read here),
+--          readers wait), publish command and channel (for the message
+--          that tells waiters a shorter lease),
 --          retention of the fence key after the lease
 -- ARGV[8]  "r" (read side) or "w" (write side)
 -- ARGV[9]  "1": writers first (new readers wait while a writer waits)
@@ -30,6 +33,14 @@
 -- Every holder has its own expiry, so a crashed reader's share ends with
 -- its own lease, not with the longest one. Expired holders and waiting
 -- writers are purged first (O(holders)).
+--
+-- A waiter sleeps at most until the time its answer gave (then tries
+-- again: Redis publishes nothing when a lease runs out). A new hold whose
+-- lease ends before the latest such time (ws) tells every waiter with the
+-- message "|<lease ms>" to sleep no longer than that lease, else a writer
+-- handed the lock that then dies would leave the others asleep on an
+-- earlier holder's longer lease. With leases of one length no message
+-- goes.
 --@include clock
 local now, us = clock_now()
 local me, side, lease = ARGV[1], ARGV[8], tonumber(ARGV[2])
@@ -75,16 +86,45 @@ local function readers()
     return n
 end
 
+-- A new hold's token; tells the waiters its lease if it ends before the
+-- time some of them may sleep until (ws).
 local function mint()
     local token = us
-    local last = tonumber(redis.call('HGET', KEYS[2], 't') or '0')
+    local f = redis.call('HMGET', KEYS[2], 't', 'ws')
+    local last = tonumber(f[1] or '0')
     if token <= last then
         token = last + 1
     end
     local ts = string.format('%d', token)
-    redis.call('HSET', KEYS[2], 't', ts)
+    if f[2] and tonumber(f[2]) > now + lease then
+        redis.pcall(ARGV[5], ARGV[6], '|' .. ARGV[2])
+        redis.call('HSET', KEYS[2], 't', ts, 'ws', now + lease)
+    else
+        redis.call('HSET', KEYS[2], 't', ts)
+    end
     redis.call('PEXPIRE', KEYS[2], lease + tonumber(ARGV[7]))
     return token, ts
+end
+
+-- The answer "not now, sleep at most `sleep` ms" to a caller that waits
+-- (ARGV[4] not ""): ws moves to the time it may sleep until; a reader
+-- flags that readers wait (rw), so that the release that lets them in
+-- wakes them all (lib: rwlock_release). The fence outlives the lock's
+-- holders (mint set its expiry); one made here lives for the retention.
+local function not_now(sleep, waiting, reader)
+    if ARGV[4] ~= '' then
+        local ws = tonumber(redis.call('HGET', KEYS[2], 'ws') or '0')
+        if reader then
+            redis.call('HSET', KEYS[2], 'rw', '1')
+        end
+        if now + sleep > ws then
+            redis.call('HSET', KEYS[2], 'ws', now + sleep)
+        end
+        if redis.call('PTTL', KEYS[2]) < 0 then
+            redis.call('PEXPIRE', KEYS[2], ARGV[7])
+        end
+    end
+    return {0, sleep, waiting}
 end
 
 -- The hash lives as long as its longest holder.
@@ -123,25 +163,13 @@ if side == 'r' then
     -- A writer other than the caller excludes readers; a waiting writer
     -- does too when writers go first (the caller's own write hold does
     -- not: that is the downgrade).
-    -- A reader that waits flags it in the fence, so that the release
-    -- that lets readers in wakes them all (lib: rwlock_release).
-    local function reader_waits()
-        if ARGV[4] ~= '' then
-            redis.call('HSET', KEYS[2], 'rw', '1')
-            if redis.call('PTTL', KEYS[2]) < 0 then
-                redis.call('PEXPIRE', KEYS[2], ARGV[7])
-            end
-        end
-    end
     if h[1] and h[1] ~= me then
         local xw = tonumber(redis.call('HGET', KEYS[1], 'x:w') or now)
-        reader_waits()
-        return {0, math.max(xw - now, 1), 0}
+        return not_now(math.max(xw - now, 1), 0, true)
     end
     if h[1] ~= me and ARGV[9] == '1' and redis.call('ZCARD', KEYS[3]) > 0 then
         local first = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
-        reader_waits()
-        return {0, math.max(tonumber(first[2]) - now, 1), 0}
+        return not_now(math.max(tonumber(first[2]) - now, 1), 0, true)
     end
     local token, ts = mint()
     redis.call('HSET', KEYS[1], rf, 1, 'q:r:' .. me, ARGV[3], 'x:r:' .. me,
@@ -174,7 +202,7 @@ if h[1] or readers() > 0 then
         keep_ttl(KEYS[3], tonumber(ARGV[4]))
         waiting = 1
     end
-    return {0, math.max(longest - now, 1), waiting}
+    return not_now(math.max(longest - now, 1), waiting, false)
 end
 redis.call('ZREM', KEYS[3], me)
 local token, ts = mint()

@@ -167,6 +167,18 @@ local function waiter_recap(key, qh, qt, me, lease, now, pubcmd, channel)
     end
 end
 
+-- A waiter leaves while the lock is held (no permit free) and it was the
+-- first live registration (checked before it was taken out): it was the
+-- one a grant told when the holder's lease ends (waiter_recap), and the
+-- others sleep on the leases they saw at their own tries, which may end
+-- later. The next first is told instead: `left` ms, when the lock may
+-- come free (a holder's PTTL, a semaphore's earliest lease).
+local function waiter_pass_recap(key, qh, qt, me, left, now, pubcmd, channel)
+    if left > 0 then
+        waiter_recap(key, qh, qt, me, left, now, pubcmd, channel)
+    end
+end
+
 -- Publishes the wake-up of `owner`.
 local function waiter_wake(pubcmd, channel, owner)
     if owner then

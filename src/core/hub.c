@@ -6,9 +6,11 @@
  * to try again (a release may have happened before the subscription
  * existed). A wake-all message wakes everyone. A message that names an
  * owner (a release's hand-off to the one waiter it chose) wakes only that
- * owner's waiter. An entry whose last
- * waiter left lingers for LINGER_MS, so a waiter that comes straight back
- * (the usual case under contention) finds the subscription ready.
+ * owner's waiter. "<owner>|<ms>" tells that owner's waiter, and "|<ms>"
+ * every waiter, to sleep at most ms (a new holder's lease ends sooner than
+ * they would wake). An entry whose last waiter left lingers for LINGER_MS,
+ * so a waiter that comes straight back (the usual case under contention)
+ * finds the subscription ready.
  *
  * After the subscriber connection is re-established, every channel that
  * still has waiters is subscribed again, and its waiters try again once that
@@ -210,6 +212,24 @@ static void recap_target(entry *e, const char *owner, size_t len, int64_t ms)
     note_named(e, owner, len, ms);
 }
 
+/* "|<ms>" (no owner): every waiter of e sleeps at most ms from now (a
+ * read-write lock's new hold, whose lease ends before some waiter's sleep
+ * would). A waiter between its try and its join may hold an answer that
+ * predates the message: the event makes it try again when it joins. */
+static void recap_all(entry *e, int64_t ms)
+{
+    rdl__queue *n, *next;
+    note_event(e);
+    for (n = e->waiters.next; n != &e->waiters; n = next) {
+        rdl__waiter *w = RDL_CONTAINER_OF(n, rdl__waiter, node);
+        next = n->next; /* fn may make w leave */
+        if (w->recap_ms < 0 || ms < w->recap_ms)
+            w->recap_ms = ms;
+        if (w->sleeping)
+            w->fn(w, RDL__WAKE_RECAP);
+    }
+}
+
 /* ---- subscriber connection ------------------------------------------------ */
 
 static void on_subscribed(void *data, int status, const redisReply *r,
@@ -373,7 +393,10 @@ static void on_sub_message(rdl__conn *cn, const redisReply *r, void *data)
             return;
         memcpy(num, bar + 1, nl);
         num[nl] = '\0';
-        recap_target(e, msg, (size_t)(bar - msg), strtoll(num, NULL, 10));
+        if (bar == msg)
+            recap_all(e, strtoll(num, NULL, 10));
+        else
+            recap_target(e, msg, (size_t)(bar - msg), strtoll(num, NULL, 10));
     } else {
         wake_target(e, msg, msgl);
     }
