@@ -9,20 +9,18 @@
 -- Reply    1
 --
 -- If the lock is free, the wake-up this waiter may have been sent (and
--- will not act on) goes to the next waiter instead. If it is held and this
--- waiter was first in line, the next one is told the holder's lease
--- (lib/waiters: waiter_pass_recap).
+-- will not act on) goes to the next waiter instead. If it is held, the
+-- first in line is told the holder's lease (lib/waiters:
+-- waiter_pass_recap).
 --@include clock
 --@include waiters
 local h = redis.call('HMGET', KEYS[1], 'o', 'q:' .. ARGV[1], 'qh', 'qt')
 local held = h[1] and h[1] ~= ''
 if h[2] then
-    local now = clock_now()
-    local first = held and waiter_first(KEYS[1], h[3], h[4], now) == ARGV[1]
     waiter_remove(KEYS[1], ARGV[1], h[2])
-    if first then
+    if held then
         waiter_pass_recap(KEYS[1], h[3], h[4], ARGV[1],
-            redis.call('PTTL', KEYS[1]), now, ARGV[2], ARGV[3])
+            redis.call('PTTL', KEYS[1]), clock_now(), ARGV[2], ARGV[3])
     end
 end
 if not held and waiters_maybe(h[3], h[4]) then

@@ -10,20 +10,18 @@
 -- Reply    1
 --
 -- If a permit is free, the wake-up this waiter may have been sent (and
--- will not act on) goes to the next waiter instead. If none is and this
--- waiter was first in line, the next one is told when the earliest lease
--- ends (lib/waiters: waiter_pass_recap).
+-- will not act on) goes to the next waiter instead. If none is, the first
+-- in line is told when the earliest lease ends (lib/waiters:
+-- waiter_pass_recap).
 --@include clock
 --@include waiters
 --@include semaphore
 local h = redis.call('HMGET', KEYS[1], 'q:' .. ARGV[1], 'qh', 'qt', 'u', 'P')
 local free = tonumber(h[4] or '0') < tonumber(h[5] or '0')
 if h[1] then
-    local now = clock_now()
-    local first = not free and
-        waiter_first(KEYS[1], h[2], h[3], now) == ARGV[1]
     waiter_remove(KEYS[1], ARGV[1], h[1])
-    if first then
+    if not free then
+        local now = clock_now()
         waiter_pass_recap(KEYS[1], h[2], h[3], ARGV[1],
             semaphore_first_expiry(KEYS[2], now), now, ARGV[2], ARGV[3])
     end

@@ -167,12 +167,13 @@ local function waiter_recap(key, qh, qt, me, lease, now, pubcmd, channel)
     end
 end
 
--- A waiter leaves while the lock is held (no permit free) and it was the
--- first live registration (checked before it was taken out): it was the
--- one a grant told when the holder's lease ends (waiter_recap), and the
+-- A waiter left while the lock is held (no permit free). It may have been
+-- the one a grant told when the holder's lease ends (waiter_recap): as
+-- the first in line then, or since moved to the back by a last try. The
 -- others sleep on the leases they saw at their own tries, which may end
--- later. The next first is told instead: `left` ms, when the lock may
--- come free (a holder's PTTL, a semaphore's earliest lease).
+-- later, so the first in line now is told `left` ms, when the lock may
+-- come free (a holder's PTTL, a semaphore's earliest lease), unless its
+-- wake comes sooner; at worst it is told twice.
 local function waiter_pass_recap(key, qh, qt, me, left, now, pubcmd, channel)
     if left > 0 then
         waiter_recap(key, qh, qt, me, left, now, pubcmd, channel)
