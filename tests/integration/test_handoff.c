@@ -458,6 +458,39 @@ static void test_handoff_leave_after_last_try_passes_new_lease(void **state)
     leave_relay(1);
 }
 
+/* Waiters that leave while the lock is held (a mass cancel) move the
+ * registry's front past the holes they leave: each leave reads the front
+ * to tell the first in line the holder's lease, and with the front left
+ * behind, the k-th leave passed k - 1 holes (100,000 cancelled waiters in
+ * the memory figure kept the server busy for seconds). */
+static void test_handoff_leaves_move_the_front(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *holder = rdlt_client(s);
+    rdl_lock_t *hl = rdlt_lock(holder, "mass");
+    redisReply *r;
+    char owner[32];
+    int i;
+    (void)state;
+
+    rdlt_assert_ok(rdl_lock_acquire_as(hl, A, 0, 30000));
+    for (i = 1; i <= 100; i++) {
+        snprintf(owner, sizeof(owner), "gone:%d", i);
+        register_dead(s, "mass", owner, 60000);
+    }
+    for (i = 1; i <= 100; i++) { /* in the order they came */
+        snprintf(owner, sizeof(owner), "gone:%d", i);
+        leave(s, "mass", owner);
+        r = rdlt_cmd(s, "HGET rdl:lock:{mass} qh");
+        if (r->type != REDIS_REPLY_STRING || atoi(r->str) != i + 1)
+            fail_msg("after %d leaves the front is at %s, not %d", i,
+                     r->type == REDIS_REPLY_STRING ? r->str : "(none)", i + 1);
+        freeReplyObject(r);
+    }
+    assert_int_equal(rdlt_info(hl, B).waiters, 0);
+    rdlt_assert_ok(rdl_lock_release_as(hl, A));
+}
+
 /* Registrations written before each kept its wake ("<lapse>:<owner>",
  * by an older rdl's waiter still within its lifetime) are read as waking
  * at their lapse: the release names the first, and a grant tells the
@@ -660,6 +693,7 @@ static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_handoff_new_holder_lease_reaches_next_waiter),
     RDLT_TEST(test_handoff_leave_passes_new_lease),
     RDLT_TEST(test_handoff_leave_after_last_try_passes_new_lease),
+    RDLT_TEST(test_handoff_leaves_move_the_front),
     RDLT_TEST(test_handoff_registration_without_wake),
     RDLT_TEST(test_handoff_multilock_grant_reaches_next_waiter),
 };
