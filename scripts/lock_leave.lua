@@ -19,8 +19,8 @@ local held = h[1] and h[1] ~= ''
 if h[2] then
     waiter_remove(KEYS[1], ARGV[1], h[2])
     if held then
-        waiter_pass_recap(KEYS[1], h[3], h[4], ARGV[1],
-            redis.call('PTTL', KEYS[1]), clock_now(), ARGV[2], ARGV[3])
+        waiter_pass_recap(KEYS[1], h[3], h[4], redis.call('PTTL', KEYS[1]),
+            clock_now(), ARGV[2], ARGV[3])
     end
 end
 if not held and waiters_maybe(h[3], h[4]) then

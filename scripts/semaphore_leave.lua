@@ -22,7 +22,7 @@ if h[1] then
     waiter_remove(KEYS[1], ARGV[1], h[1])
     if not free then
         local now = clock_now()
-        waiter_pass_recap(KEYS[1], h[2], h[3], ARGV[1],
+        waiter_pass_recap(KEYS[1], h[2], h[3],
             semaphore_first_expiry(KEYS[2], now), now, ARGV[2], ARGV[3])
     end
 end

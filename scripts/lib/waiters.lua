@@ -75,24 +75,25 @@ local function waiters_read(key, h, last, n)
     return f, redis.call('HMGET', key, unpack(f)), to
 end
 
--- Takes the first live registration from the front, dropping lapsed ones
--- on the way. Returns its owner (or nil) and the new qh, for the caller to
--- write.
-local function waiter_next(key, qh, qt)
+-- The first live registration from the front (qh), dropping lapsed ones
+-- and passing holes on the way: its owner, wake and seq; or nil, nil and
+-- last + 1. Reads 4 fields first (the usual front), then 64 at a time.
+local function waiter_front(key, qh, qt, now)
     local h, last, n = tonumber(qh or '1'), tonumber(qt or '0'), 4
-    local now = clock_now()
     while h <= last do
         local f, v, to = waiters_read(key, h, last, n)
         local drop = {}
         for i = 1, #v do
             if v[i] then
-                local lapse, _, owner = waiter_parse(v[i])
+                local lapse, wake, owner = waiter_parse(v[i])
+                if lapse > now then
+                    if #drop > 0 then
+                        redis.call('HDEL', key, unpack(drop))
+                    end
+                    return owner, wake, h + i - 1
+                end
                 drop[#drop + 1] = f[i]
                 drop[#drop + 1] = 'q:' .. owner
-                if lapse > now then
-                    redis.call('HDEL', key, unpack(drop))
-                    return owner, h + i
-                end
             end
         end
         if #drop > 0 then
@@ -100,7 +101,18 @@ local function waiter_next(key, qh, qt)
         end
         h, n = to + 1, 64
     end
-    return nil, h
+    return nil, nil, h
+end
+
+-- Takes the first live registration from the front (waiter_front).
+-- Returns its owner (or nil) and the new qh, for the caller to write.
+local function waiter_next(key, qh, qt)
+    local owner, _, at = waiter_front(key, qh, qt, clock_now())
+    if owner then
+        waiter_remove(key, owner, at)
+        return owner, at + 1
+    end
+    return nil, at
 end
 
 -- The number of live registrations (reads only).
@@ -173,10 +185,16 @@ end
 -- others sleep on the leases they saw at their own tries, which may end
 -- later, so the first in line now is told `left` ms, when the lock may
 -- come free (a holder's PTTL, a semaphore's earliest lease), unless its
--- wake comes sooner; at worst it is told twice.
-local function waiter_pass_recap(key, qh, qt, me, left, now, pubcmd, channel)
-    if left > 0 then
-        waiter_recap(key, qh, qt, me, left, now, pubcmd, channel)
+-- wake comes sooner; at worst it is told twice. qh moves up to it, past
+-- the holes that leaves make, so that many waiters leaving (a mass
+-- cancel) do not each pass the same holes again.
+local function waiter_pass_recap(key, qh, qt, left, now, pubcmd, channel)
+    local first, wake, at = waiter_front(key, qh, qt, now)
+    if at ~= tonumber(qh or '1') then
+        redis.call('HSET', key, 'qh', at)
+    end
+    if first and left > 0 and wake > now + left then
+        waiter_say(pubcmd, channel, first, first .. '|' .. left)
     end
 end
 
