@@ -314,9 +314,11 @@ void rdl__client_reqid_of(const rdl_client_t *c, uint64_t seq, char out[64])
     snprintf(out, 64, "%s:%llx", c->net.id, (unsigned long long)seq);
 }
 
-void rdl__client_owner(const rdl_client_t *c, rdl_owner_t owner, char out[64])
+void rdl__client_owner(const rdl_client_t *c, rdl_owner_t owner,
+                       char out[RDL__OWNER_STR_SIZE])
 {
-    snprintf(out, 64, "%s:%llu", c->net.id, (unsigned long long)owner);
+    snprintf(out, RDL__OWNER_STR_SIZE, "%s:%llu", c->net.id,
+             (unsigned long long)owner);
 }
 
 void rdl__client_destroy(rdl_client_t *c)

@@ -138,8 +138,12 @@ void rdl__client_reqid(rdl_client_t *c, char out[64]);
  * number, and the id it stands for. */
 uint64_t rdl__client_reqseq(rdl_client_t *c);
 void rdl__client_reqid_of(const rdl_client_t *c, uint64_t seq, char out[64]);
-/* "<client-id>:<owner>". */
-void rdl__client_owner(const rdl_client_t *c, rdl_owner_t owner, char out[64]);
+/* "<client-id>:<owner>": 32 hex digits, ':', at most 20 digits and the NUL
+ * (54 bytes), in RDL__OWNER_STR_SIZE (a multiple of 8: it is in every
+ * waiting acquisition, src/lock/lock_int.h). */
+#define RDL__OWNER_STR_SIZE 56
+void rdl__client_owner(const rdl_client_t *c, rdl_owner_t owner,
+                       char out[RDL__OWNER_STR_SIZE]);
 /* The next calls ask the deployment's router (router.h).
  *
  * The command connection of the node that serves `key` now: the one

@@ -32,13 +32,16 @@ struct rdl__waiter {
     const char *target; /* set before joining: only messages naming this
                            owner string wake the waiter (kinds whose
                            releases name the waiter they wake) */
-    int sleeping;
-    int pending;      /* a message named it while it was busy */
-    uint64_t since;   /* the hub's event count when its last try was sent */
-    int fresh;        /* joined after that try was sent: events of the
-                         channel since then are checked once, at its sleep */
-    int64_t recap_ms; /* a "sleep at most" message for it, not yet applied
-                         (-1: none); see RDL__WAKE_RECAP */
+    uint64_t since;     /* the hub's event count when its last try was sent */
+    int64_t recap_ms;   /* a "sleep at most" message for it, not yet applied
+                           (-1: none); see RDL__WAKE_RECAP */
+    /* Flags, as bits: one waiter per waiting acquisition (the memory
+     * figure's "waiter", <= 512 bytes). */
+    unsigned sleeping : 1;
+    unsigned pending : 1; /* a message named it while it was busy */
+    unsigned fresh : 1;   /* joined after that try was sent: events of the
+                             channel since then are checked once, at its
+                             sleep */
 };
 
 /* Release message payloads. Any other payload is an owner string: it

@@ -148,7 +148,7 @@ static void finish(rdl__acquire *op, int status)
 
 void rdl__acquire_reqid(const rdl__acquire *op, char out[64])
 {
-    rdl__client_reqid_of(op->c, op->reqseq, out);
+    rdl__client_reqid_of(op->wait.c, op->reqseq, out);
 }
 
 static void on_given_back(void *data, int status)
@@ -204,8 +204,8 @@ static void wait_for_release(rdl__acquire *op, uint64_t now, int64_t pttl_ms)
     /* A registration that lapsed is woken by no release: try (and so
      * register) again before it does. */
     if (op->queued && !op->lock->kind->queue->renewed &&
-        most > (uint64_t)rdl__waiter_life_ms(op->c))
-        most = (uint64_t)rdl__waiter_life_ms(op->c);
+        most > (uint64_t)rdl__waiter_life_ms(op->wait.c))
+        most = (uint64_t)rdl__waiter_life_ms(op->wait.c);
     rc = rdl__wait_not_yet(&op->wait, op->lock->wake_channel, now, most);
     if (rc != 0)
         complete(op, rc);
@@ -583,7 +583,6 @@ int rdl__acquire_start(rdl_req_t *req, rdl_lock_t *lock, rdl_owner_t owner,
     op->req = req;
     op->cb = cb;
     op->lock = lock;
-    op->c = c;
     op->owner = owner;
     op->lease_ms = lease_ms == RDL_LEASE_AUTO ? c->watchdog_ms : lease_ms;
     op->auto_lease = lease_ms == RDL_LEASE_AUTO;

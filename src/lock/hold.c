@@ -124,7 +124,7 @@ int rdl__hold_granted(rdl_lock_t *lock, rdl_owner_t owner, uint64_t token,
             return RDL_ENOMEM;
         rec->lock = lock;
         rec->owner = owner;
-        char os[64];
+        char os[RDL__OWNER_STR_SIZE];
         rdl__client_owner(c, owner, os);
         /* "<side>:<owner>" for a kind with sides (scripts/rwlock_renew.lua). */
         if (lock->kind->side != NULL)

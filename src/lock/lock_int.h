@@ -202,21 +202,21 @@ struct rdl__acquire {
     rdl_req_cb cb;
     rdl_lock_t *lock;
     rdl_owner_t owner;
-    char owner_str[64];
+    char owner_str[RDL__OWNER_STR_SIZE];
     uint64_t reqseq;  /* its request id (rdl__acquire_reqid): kept as a
                          number, as waiters are many */
     int64_t lease_ms; /* the lease sent (the watchdog's if auto) */
-    int auto_lease;   /* RDL_LEASE_AUTO */
     uint64_t sent_at; /* when the try that may have been applied was sent */
     uint64_t started; /* when the acquisition began (monotonic ms) */
-    int one_try;      /* wait_ms was 0 */
-    rdl_client_t *c;  /* outlives the lock object: the timer closes late */
-    /* Its deadline, timer, hub waiter, unknown outcomes in a row. */
+    /* Its client (wait.c: outlives the lock object, as the timer closes
+     * late), deadline, timer, hub waiter, unknown outcomes in a row. */
     rdl__wait wait;
-    int unknown_status; /* the last of them, reported if no answer follows */
     struct rdl__qentry *qentry; /* the queue entry's heartbeat (fair) */
-    int queued;                 /* a try put the owner in the queue */
-    uint32_t granted_count;     /* while the replicas confirm the grant */
+    /* One per waiting acquisition: kept within the memory figure's 512
+     * bytes per waiter (flags as bits, no holes). */
+    int unknown_status;     /* the last of them, reported if no answer
+                               follows */
+    uint32_t granted_count; /* while the replicas confirm the grant */
     int refs;       /* the timer's, and one per command in flight (acquire.c) */
     int end_status; /* the outcome, told once the follow-ups are answered */
     int followups;  /* follow-ups of complete() not answered yet */
@@ -224,6 +224,9 @@ struct rdl__acquire {
     uint32_t known; /* levels the client believed the owner held (valid)
                        when the call began: rdl__hold_believed() */
     unsigned canceled : 1, done : 1, ending : 1, give_back : 1, trimmed : 1;
+    unsigned auto_lease : 1; /* RDL_LEASE_AUTO */
+    unsigned one_try : 1;    /* wait_ms was 0 */
+    unsigned queued : 1;     /* a try put the owner in the queue */
 };
 
 /* A release in progress (release.c). */
@@ -233,7 +236,7 @@ struct rdl__release {
     rdl_req_cb cb;
     rdl_lock_t *lock;
     rdl_owner_t owner;
-    char owner_str[64];
+    char owner_str[RDL__OWNER_STR_SIZE];
     char reqid[64];
     char undo_of[64]; /* "": a release; else the acquisition it undoes */
     int stale;        /* a level the client does not know of (below) */

@@ -242,7 +242,7 @@ static int forced(rdl_lock_t *lock, const redisReply *r, void *data)
 static void start_info(rdl__sync *s)
 {
     lock_call *k = RDL_CONTAINER_OF(s, lock_call, sync);
-    char owner[64];
+    char owner[RDL__OWNER_STR_SIZE];
     int rc;
     rdl__client_owner(k->lock->c, k->owner, owner);
     rc = send_info(k->lock, owner, k);

@@ -15,7 +15,7 @@ typedef struct set_try {
     rdl_owner_t owner;
     int64_t lease_ms;
     int auto_lease;
-    char owner_str[64];
+    char owner_str[RDL__OWNER_STR_SIZE];
     char reqid[64];
     uint64_t sent_at;
     int unknown;

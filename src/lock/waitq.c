@@ -64,13 +64,13 @@ void rdl__waitq_queued(rdl__acquire *op)
     q->op = op;
     memcpy(q->member, op->owner_str, sizeof(q->member));
     q->wd.script = lock->kind->queue->renew_script;
-    q->wd.lease_ms = rdl__queue_lease_ms(op->c);
+    q->wd.lease_ms = rdl__queue_lease_ms(op->wait.c);
     q->wd.key = rdl__lock_key(lock, lock->kind->queue->entry_key);
     q->wd.member = q->member;
     q->wd.lost = on_entry_lost;
     q->wd.done = on_entry_done;
     rdl__lock_ref(lock);
-    if (rdl__wd_add(op->c, &q->wd, op->sent_at) != 0) {
+    if (rdl__wd_add(op->wait.c, &q->wd, op->sent_at) != 0) {
         on_entry_done(&q->wd);
         return;
     }
@@ -81,7 +81,7 @@ void rdl__waitq_queued(rdl__acquire *op)
  * idempotent: a retry finds nothing of the owner left), then `done`. */
 typedef struct leave_call {
     rdl_lock_t *lock; /* a reference */
-    char owner[64];
+    char owner[RDL__OWNER_STR_SIZE];
     void (*done)(void *data, int status);
     void *data;
     int unknown;
