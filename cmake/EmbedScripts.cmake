@@ -73,6 +73,27 @@ function(lua_lines out text)
     set(${out} "${text}" PARENT_SCOPE)
 endfunction()
 
+# out: a line of Lua with its strings and comment blanked (the code).
+function(lua_code out line)
+    string(REGEX REPLACE
+        "'([^'\\\\]|\\\\.)*'|\"([^\"\\\\]|\\\\.)*\"|--.*"
+        " " code "${line}")
+    set(${out} "${code}" PARENT_SCOPE)
+endfunction()
+
+# out: the block depth after a line whose code has the words `words`:
+# function, if, do and repeat open a block; end and until close one.
+function(lua_depth out depth words)
+    set(open ${words})
+    list(FILTER open INCLUDE REGEX "^(function|if|do|repeat)$")
+    set(close ${words})
+    list(FILTER close INCLUDE REGEX "^(end|until)$")
+    list(LENGTH open o)
+    list(LENGTH close c)
+    math(EXPR d "${depth} + ${o} - ${c}")
+    set(${out} ${d} PARENT_SCOPE)
+endfunction()
+
 # Checks the Lua in `text` (of file `path`), for the rules above. lib: a
 # library (no KEYS or ARGV; nothing outside functions but --@shared
 # state); else a batched script's body after its KEYS[n] and ARGV[n] were
@@ -90,9 +111,7 @@ function(lua_check path text lib)
     foreach(line IN LISTS lines)
         math(EXPR n "${n} + 1")
         # Comments and strings blanked: what is left is code.
-        string(REGEX REPLACE
-            "'([^'\\\\]|\\\\.)*'|\"([^\"\\\\]|\\\\.)*\"|--.*"
-            " " code "${line}")
+        lua_code(code "${line}")
         if(NOT lib)
             string(REGEX REPLACE
                 "(KEYS|ARGV)@LB@(KEYS|ARGV)_at [+] [0-9]+@RB@" " " code
@@ -126,13 +145,7 @@ function(lua_check path text lib)
         if(line MATCHES "^--@shared")
             set(shared 1)
         endif()
-        set(open ${words})
-        list(FILTER open INCLUDE REGEX "^(function|if|do|repeat)$")
-        set(close ${words})
-        list(FILTER close INCLUDE REGEX "^(end|until)$")
-        list(LENGTH open o)
-        list(LENGTH close c)
-        math(EXPR depth "${depth} + ${o} - ${c}")
+        lua_depth(depth ${depth} "${words}")
         if(depth LESS 0)
             message(FATAL_ERROR "${path}:${n}: more blocks end than begin "
                 "(the batch check lost track of them)")
@@ -166,9 +179,7 @@ function(lua_shake out text)
     set(main_words "")
     set(names "")
     foreach(line IN LISTS lines)
-        string(REGEX REPLACE
-            "'([^'\\\\]|\\\\.)*'|\"([^\"\\\\]|\\\\.)*\"|--.*"
-            " " code "${line}")
+        lua_code(code "${line}")
         string(REGEX MATCHALL "[A-Za-z_][A-Za-z0-9_]*" words "${code}")
         if(depth EQUAL 0 AND NOT in_chunk AND
            code MATCHES "^local function ([A-Za-z_][A-Za-z0-9_]*)[(]")
@@ -189,13 +200,7 @@ function(lua_shake out text)
         else()
             list(APPEND main_words ${words})
         endif()
-        set(open ${words})
-        list(FILTER open INCLUDE REGEX "^(function|if|do|repeat)$")
-        set(close ${words})
-        list(FILTER close INCLUDE REGEX "^(end|until)$")
-        list(LENGTH open o)
-        list(LENGTH close c)
-        math(EXPR depth "${depth} + ${o} - ${c}")
+        lua_depth(depth ${depth} "${words}")
         if(in_chunk AND depth EQUAL 0)
             set(chunk_to_${k} ${n})
             set(in_chunk 0)

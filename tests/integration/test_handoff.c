@@ -584,6 +584,26 @@ static rdl_lock_t *write_side(rdl_client_t *c, const char *name)
     return rdl_rwlock_write(rw);
 }
 
+/* Starts two waiting writers of `name` (held by hw's client), each on a
+ * client of its own with lease lease_ms (0: 30 s), in this order. */
+static void start_writers(waiter w[2], rdlt_thread *t[2], rdlt_server *s,
+                          const char *name, rdl_lock_t *hw, int64_t lease_ms)
+{
+    int i;
+    for (i = 0; i < 2; i++) {
+        memset(&w[i], 0, sizeof(w[i]));
+        w[i].c = rdlt_client(s);
+        w[i].l = write_side(w[i].c, name);
+        w[i].wait_ms = RDL_WAIT_FOREVER;
+        w[i].lease_ms = lease_ms;
+        /* Subscribed first (see start_waiter). */
+        rdlt_assert_rc(rdl_lock_acquire_as(w[i].l, B, 100, 30000),
+                       RDL_ETIMEDOUT);
+        t[i] = rdlt_thread_start(wait_thread, &w[i]);
+        wait_waiters(hw, (uint32_t)i + 1);
+    }
+}
+
 /* The read-write lock's writers likewise: the writer's release names one
  * waiting writer (none of the waiters is a reader), so of two writers
  * waiting in two clients one is woken, then the other. */
@@ -599,17 +619,7 @@ static void test_handoff_rw_writer_release_wakes_one_writer(void **state)
     (void)state;
 
     rdlt_assert_ok(rdl_lock_acquire_as(hw, A, 0, 30000));
-    for (i = 0; i < 2; i++) {
-        memset(&w[i], 0, sizeof(w[i]));
-        w[i].c = rdlt_client(s);
-        w[i].l = write_side(w[i].c, "rw");
-        w[i].wait_ms = RDL_WAIT_FOREVER;
-        /* Subscribed first (see start_waiter). */
-        rdlt_assert_rc(rdl_lock_acquire_as(w[i].l, B, 100, 30000),
-                       RDL_ETIMEDOUT);
-        t[i] = rdlt_thread_start(wait_thread, &w[i]);
-        wait_waiters(hw, (uint32_t)i + 1);
-    }
+    start_writers(w, t, s, "rw", hw, 0);
     /* Counted by wake-ups (messages that woke a waiter), not tries: on a
      * loaded machine a waiter may also try when a timer of its own fires,
      * which says nothing about whom the release woke. */
@@ -653,17 +663,7 @@ static void test_handoff_rw_new_writer_lease_reaches_next(void **state)
     (void)state;
 
     rdlt_assert_ok(rdl_lock_acquire_as(hw, A, 0, 8000));
-    for (i = 0; i < 2; i++) {
-        memset(&w[i], 0, sizeof(w[i]));
-        w[i].c = rdlt_client(s);
-        w[i].l = write_side(w[i].c, "rwshort");
-        w[i].wait_ms = RDL_WAIT_FOREVER;
-        w[i].lease_ms = 2000;
-        rdlt_assert_rc(rdl_lock_acquire_as(w[i].l, B, 100, 30000),
-                       RDL_ETIMEDOUT);
-        t[i] = rdlt_thread_start(wait_thread, &w[i]);
-        wait_waiters(hw, (uint32_t)i + 1);
-    }
+    start_writers(w, t, s, "rwshort", hw, 2000);
     rdlt_assert_ok(rdl_lock_release_as(hw, A));
     while (!w[0].acquired && !w[1].acquired)
         rdlt_sleep_ms(1);
