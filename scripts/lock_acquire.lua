@@ -32,7 +32,8 @@
 -- the old master issued before the switch - as long as the new master's
 -- clock is not behind the old one's by more than the failover took
 -- (docs/design-notes.md "Fencing tokens: the exact guarantee").
--- Uncontended: 4 commands (HMGET, TIME, HSET, PEXPIRE). A grant while others
+-- Uncontended: 4 commands (HMGET, TIME, HSET, PEXPIRE); a re-entry 3 (HMGET,
+-- HSET, PEXPIRE ... GT; 4 before Redis 7.0, with a PTTL). A grant while others
 -- wait tells the first of them the new lease (lib/waiters: waiter_recap).
 --@batch
 --@include clock

@@ -9,7 +9,9 @@
 --
 -- Only an existing hold of the same owner is extended, so a renewal that
 -- runs after a release never brings the lock back. A lease is never
--- shortened (a re-entry with a longer fixed lease keeps it).
+-- shortened (a re-entry with a longer fixed lease keeps it). Per hold:
+-- HGET and PEXPIRE ... GT (Redis 7.0 and later), or HGET, PTTL and
+-- PEXPIRE (lib/clock: keep_lease).
 --@include clock
 --@include renew
 local lease = tonumber(ARGV[1])
@@ -17,6 +19,6 @@ return renew_all(#KEYS, function(i)
     if redis.call('HGET', KEYS[i], 'o') ~= ARGV[i + 1] then
         return false
     end
-    keep_ttl(KEYS[i], lease)
+    keep_lease(KEYS[i], lease)
     return true
 end)

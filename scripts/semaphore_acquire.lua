@@ -21,7 +21,8 @@
 -- server time in microseconds, as for the other kinds. Holders whose
 -- lease ended are dropped first, and the permits they free wake waiters.
 -- A retry of an applied request returns the same result. Uncontended: 7
--- commands (TIME, ZRANGEBYSCORE, HMGET, HSET, ZADD, PTTL x2); the release
+-- commands (TIME, ZRANGEBYSCORE, HMGET, HSET, ZADD, PTTL, PEXPIRE: the
+-- expiries set is new when nobody else holds); the release
 -- 8 (TIME, ZRANGEBYSCORE, HMGET, HDEL, ZREM, HSET, PTTL, and a message
 -- only if someone waits).
 --@include clock
@@ -67,7 +68,13 @@ if h[5] then
     waiter_remove(KEYS[1], me, h[5])
 end
 keep_ttl(KEYS[1], lease + keep, lease + 2 * keep)
-keep_ttl(KEYS[2], lease + keep, lease + 2 * keep)
+if used == 1 then
+    -- Nobody else holds: the last release emptied the expiries, and Redis
+    -- deleted the set, so the ZADD made it anew, without a TTL.
+    redis.call('PEXPIRE', KEYS[2], lease + 2 * keep)
+else
+    keep_ttl(KEYS[2], lease + keep, lease + 2 * keep)
+end
 if waiting then
     -- Permits that expired holders left, beyond the one taken, go to
     -- waiters.

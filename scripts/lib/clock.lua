@@ -30,3 +30,15 @@ local function keep_ttl(key, least, ms)
         redis.call('PEXPIRE', key, ms or least)
     end
 end
+
+-- A hold's `key`, which has a TTL, lives at least `ms` more: keep_ttl
+-- without the read where the server takes PEXPIRE ... GT (Redis 7.0 and
+-- later, Valkey; redis.REDIS_VERSION_NUM came with them). Only for a key
+-- that has a TTL: GT treats a key without one as never expiring.
+local function keep_lease(key, ms)
+    if (redis.REDIS_VERSION_NUM or 0) >= 0x070000 then
+        redis.call('PEXPIRE', key, ms, 'GT')
+    else
+        keep_ttl(key, ms)
+    end
+end

@@ -6,7 +6,7 @@
 -- re-entering never shortens the hold.
 local function reenter(key, n, id, lease)
     redis.call('HSET', key, 'n', n, 'r', id)
-    keep_ttl(key, lease)
+    keep_lease(key, lease)
 end
 
 -- A new hold of `key` for owner me: the token is max(last + 1, us), us the
