@@ -171,8 +171,9 @@ int bench_raw_read(bench_raw *r); /* as bench_raw_acquire */
  * (printed why). Free it with freeReplyObject. */
 redisReply *bench_raw_command(bench_raw *r, const char *fmt, ...);
 
-/* What the server did, read with one INFO on the raw connection: the
- * server side of a figure, as differences between two readings. */
+/* What the server did, read with one INFO on the raw connection
+ * (cmdstats.c, which parses its cmdstat_ lines): the server side of a
+ * figure, as differences between two readings. */
 typedef struct bench_srv {
     double cpu_us;      /* used_cpu_sys + used_cpu_user */
     uint64_t commands;  /* total_commands_processed: every command, those

@@ -52,23 +52,13 @@ static struct bench_cmdstat *slot(bench_cmdstats *s, const char *name)
     return &s->c[s->n++];
 }
 
-int bench_cmdstats_read(bench_raw *r, bench_cmdstats *out)
+/* Fills out from the cmdstat_ lines of an INFO reply's text. */
+static void parse_cmdstats(const char *text, bench_cmdstats *out)
 {
-    redisReply *rep;
     const char *p;
-
     out->n = 0;
-    if (r->tag[0] != '\0') /* a cluster: one master of several */
-        return -1;
-    if ((rep = bench_raw_command(r, "INFO commandstats")) == NULL)
-        return -1;
-    if (rep->type != REDIS_REPLY_STRING) {
-        freeReplyObject(rep);
-        return -1;
-    }
     /* cmdstat_<name>:calls=<n>,usec=<n>,usec_per_call=<x>,... */
-    for (p = strstr(rep->str, "cmdstat_"); p != NULL;
-         p = strstr(p, "\ncmdstat_")) {
+    for (p = strstr(text, "cmdstat_"); p != NULL; p = strstr(p, "\ncmdstat_")) {
         char name[sizeof(out->c[0].name)];
         const char *colon, *calls, *usec;
         struct bench_cmdstat *e;
@@ -84,8 +74,75 @@ int bench_cmdstats_read(bench_raw *r, bench_cmdstats *out)
         e->calls = strtod(calls + 6, NULL);
         e->usec = strtod(usec + 5, NULL);
     }
+}
+
+/* INFO `section` on r, as a string reply, or NULL (printed why, or a
+ * cluster: the raw client sees one master of several). */
+static redisReply *info(bench_raw *r, const char *section)
+{
+    redisReply *rep;
+    if (r->tag[0] != '\0')
+        return NULL;
+    if ((rep = bench_raw_command(r, "INFO %s", section)) == NULL)
+        return NULL;
+    if (rep->type != REDIS_REPLY_STRING) {
+        freeReplyObject(rep);
+        return NULL;
+    }
+    return rep;
+}
+
+int bench_cmdstats_read(bench_raw *r, bench_cmdstats *out)
+{
+    redisReply *rep = info(r, "commandstats");
+    out->n = 0;
+    if (rep == NULL)
+        return -1;
+    parse_cmdstats(rep->str, out);
     freeReplyObject(rep);
     return 0;
+}
+
+/* The number after "<field>:" in an INFO text, or after "<field>=" in a
+ * line of fields; 0 if absent. */
+static double info_field(const char *text, const char *field)
+{
+    const char *p = strstr(text, field);
+    return p != NULL ? strtod(p + strlen(field), NULL) : 0;
+}
+
+int bench_srv_read(bench_raw *r, bench_srv *out)
+{
+    /* "all" rather than a list of sections: servers before 7.0 take one
+     * section only. */
+    redisReply *rep = info(r, "all");
+    bench_cmdstats cs;
+    bench_cmd_split split;
+
+    memset(out, 0, sizeof(*out));
+    if (rep == NULL)
+        return -1;
+    out->cpu_us = (info_field(rep->str, "\nused_cpu_sys:") +
+                   info_field(rep->str, "\nused_cpu_user:")) *
+                  1e6;
+    out->commands =
+        (uint64_t)info_field(rep->str, "\ntotal_commands_processed:");
+    parse_cmdstats(rep->str, &cs);
+    split = bench_cmdstats_split(&cs);
+    out->scripts = (uint64_t)split.scripts;
+    out->script_us = (uint64_t)split.script_us;
+    freeReplyObject(rep);
+    return 0;
+}
+
+bench_srv bench_srv_diff(const bench_srv *a, const bench_srv *b)
+{
+    bench_srv d;
+    d.cpu_us = b->cpu_us - a->cpu_us;
+    d.commands = b->commands - a->commands - 1;
+    d.scripts = b->scripts - a->scripts;
+    d.script_us = b->script_us - a->script_us;
+    return d;
 }
 
 void bench_cmdstats_add_diff(bench_cmdstats *sum, const bench_cmdstats *a,
