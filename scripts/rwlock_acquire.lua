@@ -114,11 +114,16 @@ end
 local function not_now(sleep, waiting, reader)
     if ARGV[4] ~= '' then
         local ws = tonumber(redis.call('HGET', KEYS[2], 'ws') or '0')
+        local set = {}
         if reader then
-            redis.call('HSET', KEYS[2], 'rw', '1')
+            set = {'rw', '1'}
         end
         if now + sleep > ws then
-            redis.call('HSET', KEYS[2], 'ws', now + sleep)
+            set[#set + 1] = 'ws'
+            set[#set + 1] = now + sleep
+        end
+        if #set > 0 then
+            redis.call('HSET', KEYS[2], unpack(set))
         end
         if redis.call('PTTL', KEYS[2]) < 0 then
             redis.call('PEXPIRE', KEYS[2], ARGV[7])

@@ -131,25 +131,6 @@ local function waiters_count(key, qh, qt)
     return n
 end
 
--- The first registration live at `now`, left in place: its owner and
--- wake (or nil).
-local function waiter_first(key, qh, qt, now)
-    local h, last, n = tonumber(qh or '1'), tonumber(qt or '0'), 4
-    while h <= last do
-        local _, v, to = waiters_read(key, h, last, n)
-        for i = 1, #v do
-            if v[i] then
-                local lapse, wake, owner = waiter_parse(v[i])
-                if lapse > now then
-                    return owner, wake
-                end
-            end
-        end
-        h, n = to + 1, 64
-    end
-    return nil
-end
-
 -- Publishes `msg` for `owner` on the channel of its client: the lock's
 -- channel, ':' and the owner string up to its first ':' (the client id;
 -- the client builds the same name, rdl__client_channel in
@@ -172,11 +153,14 @@ end
 -- then finds the new holder and sleeps no longer than that lease. (The
 -- wake is not moved by a message: it stays a time by which the waiter
 -- tries, only a later one than needed.)
+-- Returns the front's seq (waiter_front), for a caller that stores qh.
 local function waiter_recap(key, qh, qt, me, lease, now, pubcmd, channel)
-    local first, wake = waiter_first(key, qh, qt, now)
-    if first and first ~= me and wake > now + tonumber(lease) then
+    local first, wake, at = waiter_front(key, qh, qt, now)
+    lease = tonumber(lease)
+    if first and first ~= me and lease > 0 and wake > now + lease then
         waiter_say(pubcmd, channel, first, first .. '|' .. lease)
     end
+    return at
 end
 
 -- A waiter left while the lock is held (no permit free). It may have been
@@ -189,12 +173,9 @@ end
 -- the holes that leaves make, so that many waiters leaving (a mass
 -- cancel) do not each pass the same holes again.
 local function waiter_pass_recap(key, qh, qt, left, now, pubcmd, channel)
-    local first, wake, at = waiter_front(key, qh, qt, now)
+    local at = waiter_recap(key, qh, qt, nil, left, now, pubcmd, channel)
     if at ~= tonumber(qh or '1') then
         redis.call('HSET', key, 'qh', at)
-    end
-    if first and left > 0 and wake > now + left then
-        waiter_say(pubcmd, channel, first, first .. '|' .. left)
     end
 end
 

@@ -199,14 +199,19 @@ static void wake_target(entry *e, const char *owner, size_t len)
  * it is not here yet (between its try and its join), the answer of that
  * try may predate what the message says: noted, and applied when it
  * joins. */
+static void recap(rdl__waiter *w, int64_t ms)
+{
+    if (w->recap_ms < 0 || ms < w->recap_ms)
+        w->recap_ms = ms;
+    if (w->sleeping)
+        w->fn(w, RDL__WAKE_RECAP);
+}
+
 static void recap_target(entry *e, const char *owner, size_t len, int64_t ms)
 {
     rdl__waiter *w = find_target(e, owner, len);
     if (w != NULL) {
-        if (w->recap_ms < 0 || ms < w->recap_ms)
-            w->recap_ms = ms;
-        if (w->sleeping)
-            w->fn(w, RDL__WAKE_RECAP);
+        recap(w, ms);
         return;
     }
     note_named(e, owner, len, ms);
@@ -223,10 +228,7 @@ static void recap_all(entry *e, int64_t ms)
     for (n = e->waiters.next; n != &e->waiters; n = next) {
         rdl__waiter *w = RDL_CONTAINER_OF(n, rdl__waiter, node);
         next = n->next; /* fn may make w leave */
-        if (w->recap_ms < 0 || ms < w->recap_ms)
-            w->recap_ms = ms;
-        if (w->sleeping)
-            w->fn(w, RDL__WAKE_RECAP);
+        recap(w, ms);
     }
 }
 
