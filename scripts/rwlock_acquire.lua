@@ -31,8 +31,14 @@
 --                                 wait on itself): nothing changed
 --
 -- Every holder has its own expiry, so a crashed reader's share ends with
--- its own lease, not with the longest one. Expired holders and waiting
--- writers are purged first (O(holders)).
+-- its own lease, not with the longest one. Expired holders are purged
+-- first (one HGETALL, O(holders)); lapsed waiting writers when a writer
+-- joins the wait.
+--
+-- Uncontended: TIME, HGETALL, the fence's HMGET, HSET and PEXPIRE, the
+-- hold's HSET and PEXPIRE, and a ZREM of the caller's wait for a writer or,
+-- when writers go first, a ZRANGEBYSCORE for a live waiting writer for a
+-- reader (8 commands); a re-entry TIME, HGETALL, HSET, PEXPIRE.
 --
 -- A waiter sleeps at most until the time its answer gave (then tries
 -- again: Redis publishes nothing when a lease runs out). A new hold whose
@@ -45,45 +51,44 @@
 local now, us = clock_now()
 local me, side, lease = ARGV[1], ARGV[8], tonumber(ARGV[2])
 
--- Purge expired holders; returns the longest expiry left (0 if none).
-local function purge()
+-- The hold's fields, read once: expired holders are purged (one HDEL per
+-- 1000 fields) and left out of h. Returns h, the longest expiry left (0 if
+-- none) and the number of readers left.
+local function load()
     local f = redis.call('HGETALL', KEYS[1])
-    local longest = 0
+    local h, dead, longest, readers = {}, {}, 0, 0
     for i = 1, #f, 2 do
-        local k, v = f[i], tonumber(f[i + 1])
-        if k == 'x:w' then
-            if v <= now then
-                redis.call('HDEL', KEYS[1], 'w', 'wn', 'wt', 'wr', 'x:w')
-            elseif v > longest then
-                longest = v
-            end
-        elseif string.sub(k, 1, 4) == 'x:r:' then
-            if v <= now then
+        h[f[i]] = f[i + 1]
+    end
+    local function drop(...)
+        for _, k in ipairs({...}) do
+            dead[#dead + 1] = k
+            h[k] = nil
+        end
+    end
+    for i = 1, #f, 2 do
+        local k = f[i]
+        if k == 'x:w' or string.sub(k, 1, 4) == 'x:r:' then
+            local v = tonumber(f[i + 1])
+            if v > now then
+                if v > longest then longest = v end
+            elseif k == 'x:w' then
+                drop('w', 'wn', 'wt', 'wr', 'x:w')
+            else
                 local o = string.sub(k, 5)
-                redis.call('HDEL', KEYS[1], k, 'r:' .. o, 'q:r:' .. o,
-                    't:r:' .. o)
-            elseif v > longest then
-                longest = v
+                drop(k, 'r:' .. o, 'q:r:' .. o, 't:r:' .. o)
             end
         end
     end
-    local dead = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT',
-        0, 64)
-    if #dead > 0 then
-        redis.call('ZREM', KEYS[3], unpack(dead))
+    for i = 1, #dead, 1000 do
+        redis.call('HDEL', KEYS[1], unpack(dead, i, math.min(i + 999, #dead)))
     end
-    return longest
-end
-
-local function readers()
-    local n = 0
-    local f = redis.call('HKEYS', KEYS[1])
-    for i = 1, #f do
-        if string.sub(f[i], 1, 2) == 'r:' then
-            n = n + 1
+    for i = 1, #f, 2 do
+        if h[f[i]] and string.sub(f[i], 1, 2) == 'r:' then
+            readers = readers + 1
         end
     end
-    return n
+    return h, longest, readers
 end
 
 -- A new hold's token; tells the waiters its lease if it ends before the
@@ -132,76 +137,71 @@ local function not_now(sleep, waiting, reader)
     return {0, sleep, waiting}
 end
 
--- The hash lives as long as its longest holder.
-local function keep_alive(longest)
-    if longest > now then
-        redis.call('PEXPIRE', KEYS[1], longest - now)
-    end
-end
+local h, longest, readers = load()
 
-local function extend(field)
-    local x = tonumber(redis.call('HGET', KEYS[1], field) or '0')
+-- A hold of the caller's written in one HSET: fields `set`, and its
+-- expiry field xf moved to now + lease if that is later. The hash lives
+-- as long as its longest holder.
+local function hold(set, xf)
+    local x = tonumber(h[xf] or '0')
     if now + lease > x then
         x = now + lease
-        redis.call('HSET', KEYS[1], field, x)
+        set[#set + 1] = xf
+        set[#set + 1] = x
     end
-    return x
+    redis.call('HSET', KEYS[1], unpack(set))
+    if x > longest then longest = x end
+    redis.call('PEXPIRE', KEYS[1], longest - now)
 end
 
-local longest = purge()
-local h = redis.call('HMGET', KEYS[1], 'w', 'wn', 'wt', 'wr')
-
 if side == 'r' then
-    local rf = 'r:' .. me
-    local mine = redis.call('HMGET', KEYS[1], rf, 'q:r:' .. me, 't:r:' .. me)
-    if mine[1] then
-        if mine[2] == ARGV[3] then
-            return {1, tonumber(mine[3]), tonumber(mine[1])}
+    local rf, xf = 'r:' .. me, 'x:r:' .. me
+    if h[rf] then
+        if h['q:r:' .. me] == ARGV[3] then
+            return {1, tonumber(h['t:r:' .. me]), tonumber(h[rf])}
         end
-        local n = redis.call('HINCRBY', KEYS[1], rf, 1)
-        redis.call('HSET', KEYS[1], 'q:r:' .. me, ARGV[3])
-        local x = extend('x:r:' .. me)
-        if x > longest then longest = x end
-        keep_alive(longest)
-        return {1, tonumber(mine[3]), n}
+        local n = tonumber(h[rf]) + 1
+        hold({rf, n, 'q:r:' .. me, ARGV[3]}, xf)
+        return {1, tonumber(h['t:r:' .. me]), n}
     end
     -- A writer other than the caller excludes readers; a waiting writer
     -- does too when writers go first (the caller's own write hold does
-    -- not: that is the downgrade).
-    if h[1] and h[1] ~= me then
-        local xw = tonumber(redis.call('HGET', KEYS[1], 'x:w') or now)
+    -- not: that is the downgrade). Waiting writers whose entry lapsed
+    -- do not count.
+    if h.w and h.w ~= me then
+        local xw = tonumber(h['x:w'] or now)
         return not_now(math.max(xw - now, 1), 0, true)
     end
-    if h[1] ~= me and ARGV[9] == '1' and redis.call('ZCARD', KEYS[3]) > 0 then
-        local first = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
-        return not_now(math.max(tonumber(first[2]) - now, 1), 0, true)
+    if h.w ~= me and ARGV[9] == '1' then
+        local first = redis.call('ZRANGEBYSCORE', KEYS[3], '(' .. now, '+inf',
+            'WITHSCORES', 'LIMIT', 0, 1)
+        if first[2] then
+            return not_now(math.max(tonumber(first[2]) - now, 1), 0, true)
+        end
     end
     local token, ts = mint()
-    redis.call('HSET', KEYS[1], rf, 1, 'q:r:' .. me, ARGV[3], 'x:r:' .. me,
-        now + lease, 't:r:' .. me, ts)
-    if now + lease > longest then longest = now + lease end
-    keep_alive(longest)
+    hold({rf, 1, 'q:r:' .. me, ARGV[3], 't:r:' .. me, ts}, xf)
     return {1, token, 1}
 end
 
 -- The write side.
-if h[1] == me then
-    if h[4] == ARGV[3] then
-        return {1, tonumber(h[3]), tonumber(h[2])}
+if h.w == me then
+    if h.wr == ARGV[3] then
+        return {1, tonumber(h.wt), tonumber(h.wn)}
     end
-    local n = redis.call('HINCRBY', KEYS[1], 'wn', 1)
-    redis.call('HSET', KEYS[1], 'wr', ARGV[3])
-    local x = extend('x:w')
-    if x > longest then longest = x end
-    keep_alive(longest)
-    return {1, tonumber(h[3]), n}
+    local n = tonumber(h.wn) + 1
+    hold({'wn', n, 'wr', ARGV[3]}, 'x:w')
+    return {1, tonumber(h.wt), n}
 end
-if redis.call('HEXISTS', KEYS[1], 'r:' .. me) == 1 then
+if h['r:' .. me] then
     return {-1}
 end
-if h[1] or readers() > 0 then
+if h.w or readers > 0 then
     local waiting = 0
     if ARGV[4] ~= '' then
+        -- Entries of writers that stopped waiting without leaving lapse
+        -- here.
+        redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
         redis.call('ZADD', KEYS[3], now + tonumber(ARGV[4]), me)
         -- The set lives as long as its youngest entry (see rwlock_touch).
         keep_ttl(KEYS[3], tonumber(ARGV[4]))
@@ -211,8 +211,5 @@ if h[1] or readers() > 0 then
 end
 redis.call('ZREM', KEYS[3], me)
 local token, ts = mint()
-redis.call('HSET', KEYS[1], 'w', me, 'wn', 1, 'wt', ts, 'wr', ARGV[3], 'x:w',
-    now + lease)
-if now + lease > longest then longest = now + lease end
-keep_alive(longest)
+hold({'w', me, 'wn', 1, 'wt', ts, 'wr', ARGV[3]}, 'x:w')
 return {1, token, 1}

@@ -41,37 +41,40 @@ if r then
     return r
 end
 local now = clock_now()
-redis.call('HDEL', KEYS[1], unpack(fields))
-applied(KEYS[2], 'd:' .. ARGV[2], ARGV[2], tonumber(ARGV[6]))
+-- The fence: the applied set's state, and whether readers wait.
+local fc = redis.call('HMGET', KEYS[2], 'dn', 'dp', 'g', 'gs', 'rw')
+applied_add(KEYS[2], 'd:' .. ARGV[2], ARGV[2], fc, tonumber(ARGV[6]), {},
+    true)
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
-if redis.call('HLEN', KEYS[1]) == 0 then
-    redis.call('DEL', KEYS[1])
-end
 -- Wake waiters when the lock may have become available to them: the
 -- writer left, or the last live reader did. Readers whose own lease ended
 -- (a crashed reader's share) are purged here and do not count: a writer
--- must not sleep on a share that no longer exists.
-local readers = 0
+-- must not sleep on a share that no longer exists. The hash goes when
+-- its last field does.
+local gone, readers = fields, 0
 if side == 'r' then
+    gone = {unpack(fields)}
     local f = redis.call('HGETALL', KEYS[1])
     for i = 1, #f, 2 do
         local k = f[i]
-        if string.sub(k, 1, 4) == 'x:r:' then
+        if string.sub(k, 1, 4) == 'x:r:' and k ~= fields[3] then
             if tonumber(f[i + 1]) > now then
                 readers = readers + 1
             else
                 local o = string.sub(k, 5)
-                redis.call('HDEL', KEYS[1], k, 'r:' .. o, 'q:r:' .. o,
-                    't:r:' .. o)
+                gone[#gone + 1] = k
+                gone[#gone + 1] = 'r:' .. o
+                gone[#gone + 1] = 'q:r:' .. o
+                gone[#gone + 1] = 't:r:' .. o
             end
         end
     end
-    if redis.call('HLEN', KEYS[1]) == 0 then
-        redis.call('DEL', KEYS[1])
-    end
+end
+for i = 1, #gone, 1000 do
+    redis.call('HDEL', KEYS[1], unpack(gone, i, math.min(i + 999, #gone)))
 end
 if side == 'w' or readers == 0 then
-    if redis.call('HGET', KEYS[2], 'rw') then
+    if fc[5] then
         redis.call('HDEL', KEYS[2], 'rw')
         redis.pcall(ARGV[3], ARGV[4], '1')
     else

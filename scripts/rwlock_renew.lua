@@ -15,21 +15,18 @@ local lease = tonumber(ARGV[1])
 return renew_all(#KEYS, function(i)
     local m = ARGV[i + 1]
     local side, owner = string.sub(m, 1, 1), string.sub(m, 3)
-    local xf, held
-    if side == 'w' then
-        xf = 'x:w'
-        held = redis.call('HGET', KEYS[i], 'w') == owner
-    else
-        xf = 'x:r:' .. owner
-        held = redis.call('HEXISTS', KEYS[i], 'r:' .. owner) == 1
+    local xf, of = 'x:w', 'w'
+    if side ~= 'w' then
+        xf, of = 'x:r:' .. owner, 'r:' .. owner
     end
-    local x = tonumber(redis.call('HGET', KEYS[i], xf) or '0')
-    if not held or x <= now then
+    local f = redis.call('HMGET', KEYS[i], of, xf)
+    local x = tonumber(f[2] or '0')
+    if not f[1] or (side == 'w' and f[1] ~= owner) or x <= now then
         return false
     end
     if now + lease > x then
         redis.call('HSET', KEYS[i], xf, now + lease)
     end
-    keep_ttl(KEYS[i], lease)
+    keep_lease(KEYS[i], lease)
     return true
 end)

@@ -66,16 +66,10 @@ local function applied_add(key, field, id, st, window, set, new)
     end
 end
 
--- Records request id as `field` in the applied set of a fence hash (one
--- field per request). token (optional):
--- the token of the hold that ended, written back as the fence's last token
--- if it is larger (a hold the watchdog kept for longer than the fence's
--- retention may have outlived its fence key).
-local function applied(fence, field, id, window, token)
-    local f = redis.call('HMGET', fence, 'dn', 'dp', 'g', 'gs', 't')
-    local set = {}
-    if token and tonumber(token) > tonumber(f[5] or '0') then
-        set = {'t', token}
-    end
-    applied_add(fence, field, id, f, window, set, true)
+
+-- Records request id as `field` in the applied set of `key` (a fence hash,
+-- or a hash of the force-release records: one field per request).
+local function applied(key, field, id, window)
+    local f = redis.call('HMGET', key, 'dn', 'dp', 'g', 'gs')
+    applied_add(key, field, id, f, window, {}, true)
 end
