@@ -37,6 +37,7 @@ typedef struct bench_ctx {
     char url[512];  /* for rdl_client_set_url */
     char host[256]; /* for the raw client */
     int port;
+    char user[128];     /* "" if none: the default user */
     char password[128]; /* "" if none */
     int db;
     int quick;
@@ -178,7 +179,7 @@ typedef struct bench_srv {
     double cpu_us;      /* used_cpu_sys + used_cpu_user */
     uint64_t commands;  /* total_commands_processed: every command, those
                            that scripts run included */
-    uint64_t scripts;   /* EVALSHA and EVAL calls */
+    uint64_t scripts;   /* script calls: FCALL, EVALSHA and EVAL */
     uint64_t script_us; /* their time, the commands they ran included */
 } bench_srv;
 
@@ -211,7 +212,7 @@ void bench_cmdstats_add_diff(bench_cmdstats *sum, const bench_cmdstats *a,
 
 /* A sum split by who ran the commands. INFO (the readings) is left out. */
 typedef struct bench_cmd_split {
-    double scripts;   /* EVALSHA and EVAL calls */
+    double scripts;   /* script calls: FCALL, EVALSHA and EVAL */
     double script_us; /* their time, the commands they ran included */
     double rcalls;    /* commands the scripts ran (redis.call) */
     double client;    /* commands clients sent that no script runs

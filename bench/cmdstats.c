@@ -2,8 +2,9 @@
  * operations: what each script call cost the server, and which commands
  * it ran. Redis counts the commands a script runs (redis.call) under
  * their own names as well as the EVALSHA, so on a quiet server the
- * difference of two readings splits into the script calls (EVALSHA and
- * EVAL: calls and their time, the commands they ran included), the
+ * difference of two readings splits into the script calls (FCALL,
+ * EVALSHA and EVAL: calls and their time, the commands they ran
+ * included), the
  * commands the scripts ran, and the few that clients send themselves
  * (SUBSCRIBE, PING, ...: no rdl script runs those). The INFO commands
  * that take the readings are left out by name. */
@@ -15,8 +16,8 @@
 #include "bench.h"
 
 /* Script calls: their calls and time are the figure's subject. */
-static const char *const script_cmds[] = {"evalsha", "eval", "evalsha_ro",
-                                          "eval_ro"};
+static const char *const script_cmds[] = {
+    "fcall", "fcall_ro", "evalsha", "eval", "evalsha_ro", "eval_ro"};
 /* Sent by clients, never by rdl's scripts (Redis refuses most of them in
  * a script); "info" is the readings' own. Subcommands ("client|setname")
  * go by the part before the '|'. */
@@ -25,7 +26,7 @@ static const char *const client_cmds[] = {
     "psubscribe", "punsubscribe", "ping",        "hello",      "auth",
     "select",     "client",       "script",      "wait",       "waitaof",
     "command",    "cluster",      "readonly",    "config",     "quit",
-    "reset"};
+    "reset",      "function"};
 
 static int in(const char *name, const char *const *list, size_t n)
 {
@@ -290,7 +291,7 @@ void bench_meter_report(const bench_meter *m, const char *per_name, double per)
         return;
     }
     bench_row_num("ops", (double)m->ops, NULL, 0);
-    bench_row_num("evalsha_per_op", d.scripts / (double)m->ops, NULL, 2);
+    bench_row_num("script_calls_per_op", d.scripts / (double)m->ops, NULL, 2);
     bench_row_num("server_per_call", d.script_us / d.scripts, "us", 2);
     bench_row_num("redis_calls_per_call", d.rcalls / d.scripts, NULL, 2);
     bench_cmdstats_describe(&m->sum, 0, d.scripts, text, sizeof(text));

@@ -7,9 +7,10 @@
  *   - wall time from the release call to the new holder's callback (two
  *     round trips: the release, whose message names the head, and the
  *     head's try);
- *   - the server's time in scripts (INFO commandstats: EVALSHA usec);
+ *   - the server's time in scripts (INFO commandstats: the script calls'
+ *     usec, FCALL or EVALSHA);
  *   - the server's commands (total_commands_processed, which counts the
- *     commands the scripts run as well) and script calls (EVALSHA).
+ *     commands the scripts run as well) and script calls.
  * The scripts read only the front of the queue (the hash's entries are
  * numbered by arrival), so neither should grow with N: the point of the figure
  * is that 10,000 waiters cost a hand-off no more than 10 do.

@@ -4,9 +4,9 @@
  * thread), and INFO commandstats is read before and after that operation
  * alone (cmdstats.c): set-up steps between the measured ones (taking the
  * lock another owner holds, releasing what a case acquired) run outside
- * the readings. Per row: EVALSHA calls per operation (1, unless the
- * operation retried or ran more than one script), the server's time per
- * script call (cmdstat_evalsha usec / calls: the script and the commands
+ * the readings. Per row: script calls (FCALL or EVALSHA) per operation
+ * (1, unless the operation retried or ran more than one script), the
+ * server's time per script call (usec / calls: the script and the commands
  * it ran), the commands the script ran per call (Redis counts each
  * redis.call under its own name too), and which they were: to hold
  * against each script's header comment, which says what it should run.

@@ -14,7 +14,7 @@
  *
  * Every case also says what the server paid per cycle, from INFO read on a
  * raw connection before and after the measured run: CPU (used_cpu_sys +
- * used_cpu_user), the time of the script calls (cmdstat_evalsha usec, the
+ * used_cpu_user), the time of the script calls (FCALL or EVALSHA usec, the
  * commands they ran included), and commands (total_commands_processed,
  * which counts the commands the scripts run as well). */
 #include <pthread.h>

@@ -74,6 +74,8 @@ static int parse_url(bench_ctx *ctx, const char *url)
         const char *pw = pc != NULL ? pc + 1 : p;
         snprintf(ctx->password, sizeof(ctx->password), "%.*s", (int)(at - pw),
                  pw);
+        if (pc != NULL && pc > p)
+            snprintf(ctx->user, sizeof(ctx->user), "%.*s", (int)(pc - p), p);
         p = at + 1;
     }
     hl = slash != NULL ? (size_t)(slash - p) : strlen(p);

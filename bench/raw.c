@@ -45,7 +45,11 @@ int bench_raw_open(bench_raw *r, const bench_ctx *ctx)
         return -1;
     }
     if (ctx->password[0] &&
-        check(r, redisCommand(r->rc, "AUTH %s", ctx->password), "AUTH") != 0)
+        check(r,
+              ctx->user[0]
+                  ? redisCommand(r->rc, "AUTH %s %s", ctx->user, ctx->password)
+                  : redisCommand(r->rc, "AUTH %s", ctx->password),
+              "AUTH") != 0)
         goto fail;
     if (ctx->db != 0 &&
         check(r, redisCommand(r->rc, "SELECT %d", ctx->db), "SELECT") != 0)

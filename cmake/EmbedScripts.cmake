@@ -1,13 +1,17 @@
 # Embeds the Lua scripts as C byte arrays with their SHA1, at build time.
 # Run as: cmake -DOUT_DIR=<dir> -DSCRIPTS="a.lua;b.lua" -P EmbedScripts.cmake
 # Writes <dir>/rdl_scripts.h (enum RDL__SCRIPT_<NAME>) and rdl_scripts.c
-# (the table rdl__scripts[]). Files are only rewritten when their content
+# (the table rdl__scripts[], and the function library of them all, named
+# in <dir>/rdl_library.h). Files are only rewritten when their content
 # changes, so unchanged scripts do not trigger rebuilds.
 #
 # A line "--@include NAME" in a script is replaced by scripts/lib/NAME.lua
 # (one home for code several scripts share, e.g. the applied set). The
 # expanded scripts, exactly as sent to Redis, are written to
 # <dir>/scripts/ for the tests to read.
+#
+# A script with a line "--@no-writes" writes nothing: its function in the
+# library (below) is registered with the flag no-writes.
 #
 # A script with a line "--@batch" may also run inside the generated script
 # "batch" (src/core/batch.c), which runs a list of calls in one EVALSHA.
@@ -311,12 +315,34 @@ function(embed name text batch)
     string(APPEND arrays
         "static const char body_${name}[] = {\n    ${bytes}0x00};\n")
     string(APPEND table
-        "    {\"${name}\", \"${sha}\", body_${name}, ${size}, ${batch}},\n")
+        "    {\"${name}\", \"${sha}\", \"rdl_@LIBH@_${name}\", body_${name}, ${size}, ${batch}},\n")
     math(EXPR index "${index} + 1")
     set(enum "${enum}" PARENT_SCOPE)
     set(arrays "${arrays}" PARENT_SCOPE)
     set(table "${table}" PARENT_SCOPE)
     set(index "${index}" PARENT_SCOPE)
+endfunction()
+
+# The function library (Redis 7.0 and later: FUNCTION LOAD once, then
+# FCALL; src/core/script.c): every library once at its top, so their
+# functions are made when the library loads instead of on every call, and
+# each script's body as the function rdl_<hash>_<script>, whose KEYS and
+# ARGV are its parameters. State a library shares between the calls of a
+# batch (--@shared) would live from one call to the next here: each
+# function resets it first. <hash> is that of the library's text, so
+# clients of different versions load libraries of different names.
+set(fn_libs "")
+set(fn_text "")
+function(fn_register name body)
+    set(flags "")
+    # A script that writes nothing says so: its function may then run
+    # where writes are refused (a replica, a server at maxmemory), as the
+    # script would, and the server refuses any write it tries.
+    if(body MATCHES "\n--@no-writes\n")
+        set(flags ", flags = {'no-writes'}")
+    endif()
+    string(APPEND fn_text "\nredis.register_function{function_name = 'rdl_@LIBH@_${name}', callback = function(KEYS, ARGV)\n@RESET@${body}\nend${flags}}\n")
+    set(fn_text "${fn_text}" PARENT_SCOPE)
 endfunction()
 
 file(MAKE_DIRECTORY "${OUT_DIR}/scripts")
@@ -369,6 +395,18 @@ foreach(path IN LISTS SCRIPTS)
             "local function ${name}(KEYS_at, ARGV_at)\n${plain}end\n\n")
         string(APPEND batch_run "    ${name},\n")
     endif()
+    # Its function in the library: its body without its includes.
+    foreach(lib IN LISTS libs)
+        list(FIND fn_libs "${lib}" found)
+        if(found EQUAL -1)
+            list(APPEND fn_libs "${lib}")
+        endif()
+    endforeach()
+    set(fbody "${text}")
+    foreach(line IN LISTS includes)
+        string(REPLACE "${line}" "\n" fbody "${fbody}")
+    endforeach()
+    fn_register("${name}" "${fbody}")
     # The script on its own: its libraries at the top.
     foreach(line IN LISTS includes)
         string(REGEX REPLACE "--@include ([a-z_]+)\n" "\\1" lib "${line}")
@@ -395,8 +433,8 @@ if(batch_count GREATER 0)
         file(READ "${lib}" body)
         string(APPEND text "${body}")
     endforeach()
-    string(APPEND text "\n${batch_fns}local run = {\n${batch_run}}\n")
-    string(APPEND text [=[
+    set(batch_body "\n${batch_fns}local run = {\n${batch_run}}\n")
+    string(APPEND batch_body [=[
 local out = {}
 local k, a = 0, 1
 for i = 1, tonumber(ARGV[1]) do
@@ -433,9 +471,44 @@ for i = 1, tonumber(ARGV[1]) do
 end
 return out
 ]=])
+    string(APPEND text "${batch_body}")
+    fn_register("batch" "${batch_body}")
     lua_shake(text "${text}")
     embed("batch" "${text}" -1)
 endif()
+
+# The library's text: its libraries, the reset of their --@shared state,
+# the functions; then its name, from its hash.
+set(lib_text "")
+set(reset "")
+foreach(lib IN LISTS fn_libs)
+    file(READ "${lib}" body)
+    string(APPEND lib_text "${body}")
+    string(REGEX MATCHALL "\n--@shared[^\n]*\nlocal [^\n=]+" shared "\n${body}")
+    foreach(decl IN LISTS shared)
+        string(REGEX REPLACE ".*\nlocal " "" names "${decl}")
+        string(STRIP "${names}" names)
+        string(REGEX REPLACE "[^,]+" "nil" nils "${names}")
+        string(APPEND reset "${names} = ${nils}\n")
+    endforeach()
+endforeach()
+string(REPLACE "@RESET@" "${reset}" fn_text "${fn_text}")
+# Whole-line comments stay in the scripts' files: the library is sent
+# whole whenever a server lacks it.
+string(REGEX REPLACE "\n[ ]*--[^\n]*" "" lib_text "\n${lib_text}")
+string(REGEX REPLACE "\n[ ]*--[^\n]*" "" fn_text "${fn_text}")
+set(lib_text "#!lua name=rdl_@LIBH@${lib_text}${fn_text}")
+string(SHA1 libh "${lib_text}")
+string(SUBSTRING "${libh}" 0 12 libh)
+string(REPLACE "@LIBH@" "${libh}" lib_text "${lib_text}")
+string(REPLACE "@LIBH@" "${libh}" table "${table}")
+set(lib_path "${OUT_DIR}/scripts/library.lua")
+write_if_changed("${lib_path}" "${lib_text}")
+file(READ "${lib_path}" hex HEX)
+file(SIZE "${lib_path}" lib_size)
+string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
+string(REGEX REPLACE "((0x..,){16})" "\\1\n    " bytes "${bytes}")
+string(APPEND arrays "static const char body_library[] = {\n    ${bytes}0x00};\n")
 
 set(header "/* Generated by cmake/EmbedScripts.cmake; do not edit. */
 #ifndef RDL_SCRIPTS_H
@@ -451,11 +524,33 @@ extern const rdl__script rdl__scripts[RDL__SCRIPT_COUNT];
 ")
 set(source "/* Generated by cmake/EmbedScripts.cmake; do not edit. */
 #include \"internal.h\"
+#include \"rdl_library.h\"
 
 ${arrays}
 const rdl__script rdl__scripts[RDL__SCRIPT_COUNT] = {
 ${table}};
+
+const char rdl__library_name[] = \"rdl_${libh}\";
+const char *const rdl__library_body = body_library;
+const size_t rdl__library_len = ${lib_size};
+")
+# The library's name and text alone, for the connection's handshake
+# (src/core/connect.c), which sits below the scripts' layer.
+set(lib_header "/* Generated by cmake/EmbedScripts.cmake; do not edit. */
+#ifndef RDL_LIBRARY_H
+#define RDL_LIBRARY_H
+
+#include <stddef.h>
+
+/* The function library of every script: its name (FUNCTION LIST
+ * LIBRARYNAME) and its text (FUNCTION LOAD). */
+extern const char rdl__library_name[];
+extern const char *const rdl__library_body;
+extern const size_t rdl__library_len;
+
+#endif
 ")
 
 write_if_changed("${OUT_DIR}/rdl_scripts.h" "${header}")
+write_if_changed("${OUT_DIR}/rdl_library.h" "${lib_header}")
 write_if_changed("${OUT_DIR}/rdl_scripts.c" "${source}")

@@ -17,6 +17,7 @@
 --          permits   0 (none stored: the client reports its object's)
 --
 -- Lapsed entries not yet dropped are not counted.
+--@no-writes
 --@include clock
 --@include waiters
 --@include fairq

@@ -7,6 +7,7 @@
 --          count  the count, a decimal string ("0" if the latch is absent
 --                 or expired)
 --          ttl    ms until the latch expires; -2 if absent or expired
+--@no-writes
 --@include clock
 local now = clock_now()
 local h = redis.call('HMGET', KEYS[1], 'c', 'x')

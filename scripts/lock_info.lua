@@ -15,6 +15,7 @@
 --          position 0 (a registry keeps no order)
 --          held     the holder's hold count, whoever it is (0 if free)
 --          permits  0 (none stored: the client reports its object's)
+--@no-writes
 --@include clock
 --@include waiters
 local h = redis.call('HMGET', KEYS[1], 'o', 'n', 't', 'qh', 'qt')

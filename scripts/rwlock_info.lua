@@ -17,6 +17,7 @@
 --          permits  0 (none stored: the client reports its object's)
 --
 -- Read-only: holders whose expiry has passed are not counted.
+--@no-writes
 --@include clock
 local now = clock_now()
 local f = redis.call('HGETALL', KEYS[1])

@@ -18,6 +18,7 @@
 --          held     0 (permits are not levels of one hold)
 --          permits  the total in force; 0 if none is stored (the
 --                   client reports its object's)
+--@no-writes
 --@include clock
 --@include waiters
 local now = clock_now()

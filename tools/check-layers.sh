@@ -13,7 +13,9 @@
 # Exits 0 when everything follows the layers, 1 (naming each offending
 # line or call) otherwise, 2 on bad usage. System headers (<...>) and the
 # public headers (rdl.h, rdl/...) are allowed everywhere; the generated
-# script table (rdl_scripts.h) belongs to core/script.
+# script table (rdl_scripts.h) belongs to core/script; the function
+# library's name and text (rdl_library.h, data only) to core/library, on
+# the bottom floor.
 set -euo pipefail
 
 build=""
@@ -37,7 +39,8 @@ root=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 # modules its line below names ("core" means core's units on its floor or
 # below). Bottom first:
 #   0 base        allocation, the clock, errors, replies, URLs, key names,
-#                 slots, the map and queue, thread owners
+#                 slots, the map and queue, thread owners, the scripts'
+#                 function library (generated data)
 #   1 transport   net (what one client's connections share), TLS sessions,
 #                 the connection (conn.c)
 #   2             getting a connection connected (connect.c)
@@ -58,7 +61,7 @@ root=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 #                 allocator and clock)
 declare -A core_floor=(
     [alloc]=0 [clock]=0 [errmsg]=0 [error]=0 [reply]=0 [url]=0 [keys]=0
-    [slot]=0 [map]=0 [queue]=0 [owner]=0
+    [slot]=0 [map]=0 [queue]=0 [owner]=0 [library]=0
     [net]=1 [tls]=1 [conn]=1
     [connect]=2
     [durable]=3
@@ -160,6 +163,7 @@ while IFS= read -r -d '' file; do
         case $inc in
         rdl.h | rdl/*) continue ;;                   # the public API
         rdl_scripts.h) target=core/script ;;         # generated, core's
+        rdl_library.h) target=core/library ;;        # generated: data only
         */*) target=$(unit_of "$inc") ;;
         *) target=$(unit_of "$module/$inc") ;;       # beside the file
         esac

@@ -360,8 +360,14 @@ void rdl__conn_write_unsent(rdl__conn *cn)
 int rdl__conn_send_first(rdl__conn *cn, int argc, const char **argv,
                          rdl__reply_fn fn, void *data)
 {
+    return rdl__conn_send_firstv(cn, argc, argv, NULL, fn, data);
+}
+
+int rdl__conn_send_firstv(rdl__conn *cn, int argc, const char **argv,
+                          const size_t *lens, rdl__reply_fn fn, void *data)
+{
     char *buf = NULL;
-    int len = redisFormatCommandArgv(&buf, argc, argv, NULL), rc;
+    int len = redisFormatCommandArgv(&buf, argc, argv, lens), rc;
     rdl__cmd *k;
     if (len < 0)
         return RDL_ENOMEM;

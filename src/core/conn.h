@@ -173,6 +173,9 @@ struct rdl__conn {
     int no_waitaof; /* COMMAND INFO WAITAOF: no such command */
     int aof_off;    /* CONFIG GET appendonly: no */
     int replica;    /* ROLE: not a master */
+    /* FUNCTION LIST/LOAD: the scripts' function library is loaded there
+     * (script.c sends FCALL), else EVALSHA (connect.c, script.c). */
+    int fcall;
     const rdl__conn_events *ev;
     void *data;
     int state;
@@ -210,6 +213,9 @@ void rdl__conn_drop(rdl__conn *cn, int status, const char *why);
  * the attempt fails. 0 or RDL_ENOMEM. */
 int rdl__conn_send_first(rdl__conn *cn, int argc, const char **argv,
                          rdl__reply_fn fn, void *data);
+/* The same with each argument's length (lens[i]; NULL: strlen). */
+int rdl__conn_send_firstv(rdl__conn *cn, int argc, const char **argv,
+                          const size_t *lens, rdl__reply_fn fn, void *data);
 /* Writes every unsent command (the connection just became ready). */
 void rdl__conn_write_unsent(rdl__conn *cn);
 /* Writes the ciphertext the TLS session has produced. 0, or -1 if the

@@ -18,6 +18,7 @@
 #include "conn.h"
 #include "errmsg.h"
 #include "reply.h"
+#include "rdl_library.h"
 
 static void start_connect(rdl__conn *cn);
 static void start_handshake(rdl__conn *cn);
@@ -145,6 +146,38 @@ static void on_role(void *data, int status, const redisReply *r,
     on_check_reply(data, status, r, written_ms);
 }
 
+/* The scripts' function library (Redis 7.0 and later): FUNCTION LOAD
+ * once per server, then FCALL, which runs each script without making its
+ * libraries' functions anew on every call (docs/design-notes.md "Script
+ * cost"). Any error (a server before 7.0, an ACL without FUNCTION, a
+ * proxy) leaves the connection on EVALSHA: never a reason to fail. */
+static void on_function_load(void *data, int status, const redisReply *r,
+                             uint64_t written_ms)
+{
+    rdl__conn *cn = data;
+    cn->fcall = status == 0 && r != NULL && r->type != REDIS_REPLY_ERROR;
+    on_check_reply(data, status, r, written_ms);
+}
+
+static void on_function_list(void *data, int status, const redisReply *r,
+                             uint64_t written_ms)
+{
+    rdl__conn *cn = data;
+    if (status == 0 && r != NULL && r->type == REDIS_REPLY_ARRAY) {
+        if (r->elements > 0) {
+            cn->fcall = 1;
+        } else {
+            const char *argv[4] = {"FUNCTION", "LOAD", "REPLACE",
+                                   rdl__library_body};
+            size_t lens[4] = {8, 4, 7, rdl__library_len};
+            if (rdl__conn_send_firstv(cn, 4, argv, lens, on_function_load,
+                                      cn) == 0)
+                cn->handshakes++;
+        }
+    }
+    on_check_reply(data, status, r, written_ms);
+}
+
 /* CLIENT SETNAME only names the connection for operators: a server or
  * proxy that does not know the command (a plain error) is no reason to
  * fail; NOAUTH still is (it is how a server that wants a password says
@@ -197,7 +230,12 @@ static void start_handshake(rdl__conn *cn)
         argv[2] = name;
         rc = handshake_cmd(cn, 3, argv, on_name_reply);
     }
-    cn->no_waitaof = cn->aof_off = cn->replica = 0;
+    cn->no_waitaof = cn->aof_off = cn->replica = cn->fcall = 0;
+    if (rc == 0 && cn->role == RDL__CONN_CMD && !cn->aux) {
+        const char *fl[4] = {"FUNCTION", "LIST", "LIBRARYNAME",
+                             rdl__library_name};
+        rc = handshake_cmd(cn, 4, fl, on_function_list);
+    }
     /* The durable level's checks, on command connections to data nodes:
      * a server without WAITAOF, or a master without the append-only file
      * FSYNCED_MASTER needs, would refuse every confirmation. */

@@ -1,11 +1,17 @@
-/* Script calls: EVALSHA, sent through rdl__client_send() so a cluster's
- * redirects are followed. On NOSCRIPT (a restarted server, a failover to a
- * replica that never saw the script, SCRIPT FLUSH, an ASK to a node that
- * never ran it) the same call is sent once more as EVAL with the script's
- * body, which runs it and caches it on whichever node finally serves the
- * slot: one round trip, like SCRIPT LOAD + EVALSHA pipelined, but without
- * assuming the retry reaches the node that said NOSCRIPT. A script that did
- * not run is safe to run again, so the retry never counts twice. */
+/* Script calls, sent through rdl__client_send() so a cluster's redirects
+ * are followed: FCALL of the script's function where the connection's
+ * handshake found or loaded the function library (Redis 7.0 and later,
+ * connect.c), else EVALSHA. On NOSCRIPT (a restarted server, a failover to
+ * a replica that never saw the script, SCRIPT FLUSH, an ASK to a node
+ * that never ran it), and on an FCALL that did not run (FUNCTION FLUSH,
+ * FUNCTION DELETE, an ACL or a proxy that refuses FCALL) the same call is
+ * sent once more as EVAL with the script's body, which runs it and caches
+ * it on whichever node finally serves the slot: one round trip, like
+ * SCRIPT LOAD + EVALSHA pipelined, but without assuming the retry reaches
+ * the node that refused. A script that did not run is safe to run again,
+ * so the retry never counts twice. A library gone from a server is loaded
+ * again (one FUNCTION LOAD per connection), and the connection's calls
+ * are EVALSHAs until it is there. */
 #include <stdio.h>
 #include <string.h>
 
@@ -14,6 +20,7 @@
 #include "conn.h"
 #include "errmsg.h"
 #include "reply.h"
+#include "rdl_library.h"
 #include "router.h"
 #include "script.h"
 
@@ -22,13 +29,14 @@ typedef struct call {
     int id;
     int line; /* rdl__line (router.h) */
     int retried;
+    int fcall; /* sent as FCALL */
     rdl__reply_fn fn;
     void *data;
     char *key;     /* keys[0], for routing the retry */
-    size_t len;    /* of the encoded EVALSHA */
+    size_t len;    /* of the encoded EVALSHA or FCALL */
     size_t rest;   /* offset of the numkeys argument in it */
     unsigned argc; /* of the encoded command */
-    char cmd[];    /* the encoded EVALSHA, then the key */
+    char cmd[];    /* the encoded EVALSHA or FCALL, then the key */
 } call;
 
 static void on_reply(void *data, int status, const redisReply *r,
@@ -41,7 +49,7 @@ static const char *addr_of(const call *k)
     return cn != NULL ? rdl__conn_addr(cn) : "(closed)";
 }
 
-/* The EVALSHA of k re-encoded as EVAL <body> with the same arguments. */
+/* The call k re-encoded as EVAL <body> with the same arguments. */
 static int send_eval(call *k)
 {
     const rdl__script *s = &rdl__scripts[k->id];
@@ -65,12 +73,79 @@ static int send_eval(call *k)
     return rc;
 }
 
+/* A FUNCTION LOAD sent because a server lost the library: the calls to
+ * the node that serves `key` are FCALLs again once it is there. */
+typedef struct load {
+    rdl_client_t *c;
+    char key[];
+} load;
+
+static void on_load(void *data, int status, const redisReply *r,
+                    uint64_t written_ms)
+{
+    load *l = data;
+    (void)written_ms;
+    if (status == 0 && r != NULL && r->type != REDIS_REPLY_ERROR) {
+        rdl__conn *cn = rdl__client_route(l->c, l->key);
+        if (cn != NULL)
+            cn->fcall = 1;
+    }
+    rdl__free(l);
+}
+
+/* The FCALL of k did not run: the node has no such function (its library
+ * is gone), or refuses the command. Its connection sends EVALSHA from
+ * now; a lost library is loaded again, once. */
+static void fcall_refused(call *k, const char *err)
+{
+    rdl__conn *cn = rdl__client_route(k->c, k->key);
+    const char *argv[4] = {"FUNCTION", "LOAD", "REPLACE", rdl__library_body};
+    size_t lens[4] = {8, 4, 7, rdl__library_len};
+    size_t keylen = strlen(k->key);
+    char *buf = NULL;
+    int len;
+    load *l;
+    if (cn == NULL || !cn->fcall)
+        return;
+    cn->fcall = 0;
+    if (strncmp(err, "ERR Function not found", 22) != 0)
+        return;
+    len = redisFormatCommandArgv(&buf, 4, argv, lens);
+    l = len < 0 ? NULL : rdl__malloc(sizeof(*l) + keylen + 1);
+    if (l != NULL) {
+        l->c = k->c;
+        memcpy(l->key, k->key, keylen + 1);
+        RDL__STAT_INC(&k->c->net, script_loads);
+        if (rdl__client_send_line(k->c, k->key, k->line, buf, (size_t)len,
+                                  on_load, l) != 0)
+            rdl__free(l);
+    }
+    if (len >= 0)
+        redisFreeCommand(buf);
+}
+
+/* An error that says the FCALL did not run. */
+static int fcall_not_run(const redisReply *r)
+{
+    return r != NULL && r->type == REDIS_REPLY_ERROR &&
+           (strncmp(r->str, "ERR Function not found", 22) == 0 ||
+            strncmp(r->str, "ERR unknown command", 19) == 0 ||
+            strncmp(r->str, "NOPERM", 6) == 0);
+}
+
 static void on_reply(void *data, int status, const redisReply *r,
                      uint64_t written_ms)
 {
     call *k = data;
     const rdl__script *s = &rdl__scripts[k->id];
     (void)written_ms;
+    if (k->fcall && !k->retried && fcall_not_run(r)) {
+        k->retried = 1;
+        fcall_refused(k, r->str);
+        status = send_eval(k);
+        if (status == 0)
+            return;
+    }
     if (status == RDL__ENOSCRIPT && !k->retried) {
         k->retried = 1;
         RDL__STAT_INC(&k->c->net, script_loads);
@@ -93,6 +168,14 @@ static void on_reply(void *data, int status, const redisReply *r,
     rdl__free(k);
 }
 
+/* The size of s as a bulk string: "$<len>\r\n<s>\r\n". */
+static size_t bulk_size(const char *s)
+{
+    char n[24];
+    size_t len = strlen(s);
+    return (size_t)snprintf(n, sizeof(n), "$%zu\r\n", len) + len + 2;
+}
+
 int rdl__script_send(rdl_client_t *c, int line, int id, int nkeys,
                      const char **keys, int nargs, const char **args,
                      rdl__reply_fn fn, void *data)
@@ -104,11 +187,17 @@ int rdl__script_send(rdl_client_t *c, int line, int id, int nkeys,
     size_t keylen;
     call *k;
 
+    const rdl__script *s = &rdl__scripts[id];
+    rdl__conn *cn;
+    int fcall;
+
     if (nkeys < 1 || nkeys + nargs > RDL__SCRIPT_MAX_ARGS)
         return RDL_EINVAL;
+    cn = rdl__client_route_line(c, keys[0], line);
+    fcall = cn != NULL && cn->fcall;
     snprintf(nk, sizeof(nk), "%d", nkeys);
-    argv[argc++] = "EVALSHA";
-    argv[argc++] = rdl__scripts[id].sha;
+    argv[argc++] = fcall ? "FCALL" : "EVALSHA";
+    argv[argc++] = fcall ? s->fname : s->sha;
     argv[argc++] = nk;
     for (i = 0; i < nkeys; i++)
         argv[argc++] = keys[i];
@@ -127,12 +216,15 @@ int rdl__script_send(rdl_client_t *c, int line, int id, int nkeys,
     k->id = id;
     k->line = line;
     k->retried = 0;
+    k->fcall = fcall;
     k->fn = fn;
     k->data = data;
     k->len = (size_t)len;
     k->argc = (unsigned)argc;
-    /* "*<argc>\r\n$7\r\nEVALSHA\r\n$40\r\n<sha>\r\n" comes first. */
-    k->rest = (size_t)snprintf(nk, sizeof(nk), "*%d\r\n", argc) + 13 + 5 + 42;
+    /* "*<argc>\r\n$7\r\nEVALSHA\r\n$40\r\n<sha>\r\n" comes first, or
+     * "*<argc>\r\n$5\r\nFCALL\r\n$<n>\r\n<name>\r\n". */
+    k->rest = (size_t)snprintf(nk, sizeof(nk), "*%d\r\n", argc) +
+              bulk_size(argv[0]) + bulk_size(argv[1]);
     memcpy(k->cmd, buf, (size_t)len);
     k->key = k->cmd + len;
     memcpy(k->key, keys[0], keylen + 1);

@@ -11,8 +11,10 @@
 #include "rdl.h"
 
 typedef struct rdl__script {
-    const char *name; /* file name without .lua */
-    const char *sha;  /* 40 hex chars */
+    const char *name;  /* file name without .lua */
+    const char *sha;   /* 40 hex chars */
+    const char *fname; /* its function in the library: rdl_<hash>_<name>
+                          (the library's own entry: its name) */
     const char *body;
     size_t len;
     int batch; /* index in the batch script's table, or -1 (not batched:

@@ -316,6 +316,9 @@ static void test_batch_after_script_flush(void **state)
     assert_all(&b, 1);
     r = rdlt_cmd(s, "SCRIPT FLUSH");
     freeReplyObject(r);
+    /* And the function library, where the server has one (7.0+). */
+    r = rdlt_cmd(s, "FUNCTION FLUSH");
+    freeReplyObject(r);
     st0 = rdlt_stats(b.c);
     run_all(&b, 1);
     assert_all(&b, 1);

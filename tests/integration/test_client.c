@@ -537,7 +537,139 @@ static void test_client_without_client_command(void **state)
     rdlt_assert_ok(rdl_lock_release_as(l, A));
 }
 
+/* The server's script calls: FCALLs, EVALSHAs, and FUNCTION LOADs. */
+typedef struct calls {
+    long long fcall, evalsha, loads;
+} calls;
+
+static calls server_calls(rdlt_server *s)
+{
+    calls k;
+    k.fcall = rdlt_cmd_calls(s, "fcall");
+    k.evalsha = rdlt_cmd_calls(s, "evalsha");
+    k.loads = rdlt_cmd_calls(s, "function|load");
+    return k;
+}
+
+/* n acquire-and-release cycles with a lease (no watchdog), each checked. */
+static void cycles(rdl_lock_t *l, int n)
+{
+    int i;
+    for (i = 0; i < n; i++) {
+        rdlt_assert_ok(rdl_lock_acquire_as(l, A, 0, 5000));
+        rdlt_assert_ok(rdl_lock_release_as(l, A));
+    }
+}
+
+/* Where the server has functions (Redis 7.0+, Valkey), the handshake loads
+ * the scripts' library and every script call is an FCALL; before 7.0
+ * they are EVALSHAs (docs/design-notes.md "Script cost"). */
+static void test_client_calls_functions(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s);
+    rdl_lock_t *l = rdlt_lock(c, "fn");
+    calls k;
+    (void)state;
+
+    cycles(l, 10);
+    k = server_calls(s);
+    if (rdlt_server_has_command(s, "FCALL")) {
+        redisReply *r = rdlt_cmd(s, "FUNCTION LIST LIBRARYNAME rdl_*");
+        assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+        assert_int_equal(r->elements, 1);
+        freeReplyObject(r);
+        assert_int_equal(k.loads, 1);
+        assert_int_equal(k.fcall, 20);
+        assert_int_equal(k.evalsha, 0);
+    } else {
+        assert_int_equal(k.fcall, 0);
+        assert_true(k.evalsha >= 18); /* the first of each may be an EVAL */
+    }
+}
+
+/* FUNCTION FLUSH (or DELETE) under a connected client: the next call runs
+ * as EVAL, the library is loaded again once, and the calls after it are
+ * FCALLs again. */
+static void test_client_function_flush(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c = rdlt_client(s);
+    rdl_lock_t *l = rdlt_lock(c, "flushed");
+    calls k0, k1;
+    redisReply *r;
+    int64_t deadline;
+    (void)state;
+
+    if (!rdlt_server_has_command(s, "FCALL"))
+        skip();
+    cycles(l, 2);
+    r = rdlt_cmd(s, "FUNCTION FLUSH");
+    freeReplyObject(r);
+    k0 = server_calls(s);
+    cycles(l, 1);
+    deadline = rdlt_now_ms() + 5000;
+    while (server_calls(s).loads == k0.loads && rdlt_now_ms() < deadline)
+        rdlt_sleep_ms(5);
+    cycles(l, 20);
+    k1 = server_calls(s);
+    assert_int_equal(k1.loads - k0.loads, 1);
+    assert_true(k1.fcall - k0.fcall >= 38);
+    r = rdlt_cmd(s, "FUNCTION LIST LIBRARYNAME rdl_*");
+    assert_int_equal(r->elements, 1);
+    freeReplyObject(r);
+}
+
+/* An ACL that refuses FUNCTION and FCALL, from the start or from a moment
+ * on: the client's calls go as EVALSHA and every one works. */
+static void test_client_functions_refused(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c, *d;
+    rdl_lock_t *l;
+    char url[128];
+    calls k0, k1;
+    redisReply *r;
+    (void)state;
+
+    if (!rdlt_server_has_command(s, "FCALL"))
+        skip();
+    r = rdlt_cmd(s, "ACL SETUSER carol on >pw ~* &* +@all -function -fcall");
+    assert_int_equal(r->type, REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    snprintf(url, sizeof(url), "redis://carol:pw@127.0.0.1:%d",
+             rdlt_server_port(s));
+    c = rdlt_client_new(url);
+    rdlt_assert_ok(rdl_client_connect(c));
+    l = rdlt_lock(c, "acl");
+    cycles(l, 5);
+    k0 = server_calls(s);
+    assert_int_equal(k0.fcall, 0);
+    assert_int_equal(k0.loads, 0);
+
+    /* Allowed at connect, refused later: NOPERM, and the call runs as
+     * EVAL. */
+    r = rdlt_cmd(s, "ACL SETUSER dave on >pw ~* &* +@all");
+    freeReplyObject(r);
+    snprintf(url, sizeof(url), "redis://dave:pw@127.0.0.1:%d",
+             rdlt_server_port(s));
+    d = rdlt_client_new(url);
+    rdlt_assert_ok(rdl_client_connect(d));
+    l = rdlt_lock(d, "acl");
+    cycles(l, 2);
+    r = rdlt_cmd(s, "ACL SETUSER dave -fcall");
+    freeReplyObject(r);
+    k0 = server_calls(s);
+    cycles(l, 5);
+    k1 = server_calls(s);
+    assert_int_equal(k1.fcall, k0.fcall);
+    assert_true(k1.evalsha - k0.evalsha >= 8);
+}
+
 static const struct CMUnitTest tests[] = {
+    RDLT_TEST(test_client_calls_functions),
+    RDLT_TEST(test_client_function_flush),
+    RDLT_TEST(test_client_functions_refused),
     RDLT_TEST(test_client_without_client_command),
     RDLT_TEST(test_client_loop_thread_blocks_signals),
     RDLT_TEST(test_client_connect_and_id),

@@ -282,7 +282,7 @@ static void test_latch_waiters_on_many_clients_wake_together(void **state)
      * it subscribed: once when the subscription was confirmed, at most
      * once at the end of a 1 s sleep, and once when woken. */
     assert_int_equal(rdlt_cmd_calls(s, "publish"), 1);
-    checks = rdlt_cmd_calls(s, "evalsha") - 2;
+    checks = rdlt_script_calls(s) - 2;
     print_message("%lld checks by %d waiters\n", checks, N);
     rdlt_assert_between(checks, N, 3 * N);
 }
@@ -398,7 +398,7 @@ static void test_latch_retry_after_lost_reply_counts_once(void **state)
     rdlt_proxy_drop_reply(p, "EVALSHA", "{retry}", 1);
     rdlt_assert_ok(rdl_latch_set(lp, 3, 30000));
     assert_int_equal(rdlt_proxy_count(p, "EVALSHA") - before, 2);
-    assert_int_equal(rdlt_cmd_calls(s, "evalsha"), 2);
+    assert_int_equal(rdlt_script_calls(s), 2);
     assert_int_equal(count_of(ld), 3);
 
     reset_stats(s);
@@ -407,7 +407,7 @@ static void test_latch_retry_after_lost_reply_counts_once(void **state)
     rdlt_assert_ok(rdl_latch_count_down(lp));
     /* Both reached the server: the first was applied, the retry told. */
     assert_int_equal(rdlt_proxy_count(p, "EVALSHA") - before, 2);
-    assert_int_equal(rdlt_cmd_calls(s, "evalsha"), 2);
+    assert_int_equal(rdlt_script_calls(s), 2);
     assert_int_equal(count_of(ld), 2);
 
     /* The count down that reaches 0, its reply lost: one message. */
@@ -415,7 +415,7 @@ static void test_latch_retry_after_lost_reply_counts_once(void **state)
     reset_stats(s);
     rdlt_proxy_drop_reply(p, "EVALSHA", "{retry}", 1);
     rdlt_assert_ok(rdl_latch_count_down(lp));
-    assert_int_equal(rdlt_cmd_calls(s, "evalsha"), 2);
+    assert_int_equal(rdlt_script_calls(s), 2);
     assert_int_equal(rdlt_cmd_calls(s, "publish"), 1);
     assert_int_equal(count_of(ld), 0);
     rdlt_assert_ok(rdl_latch_await(ld, 0));
@@ -459,7 +459,7 @@ static void test_latch_count_down_without_publish_right(void **state)
     before = applied_records(s, "rdl:latch:{quiet}");
     reset_stats(s);
     rdlt_assert_ok(rdl_latch_count_down(lq));
-    assert_int_equal(rdlt_cmd_calls(s, "evalsha"), 1);
+    assert_int_equal(rdlt_script_calls(s), 1);
     assert_int_equal(count_of(l), 0);
     /* One request applied: one more record in the applied set. */
     assert_int_equal(applied_records(s, "rdl:latch:{quiet}") - before, 1);

@@ -23,22 +23,11 @@ static void free_lock(void *p)
     rdl_lock_free(p);
 }
 
-/* How many times the server ran EVALSHA or EVAL since it started. */
+/* How many times the server ran a script (EVALSHA, FCALL or EVAL) since
+ * it started. */
 static long long server_scripts(rdlt_server *s)
 {
-    static const char *names[] = {"cmdstat_evalsha:calls=",
-                                  "cmdstat_eval:calls="};
-    redisReply *r = rdlt_cmd(s, "INFO commandstats");
-    long long n = 0;
-    size_t i;
-    assert_int_equal(r->type, REDIS_REPLY_STRING);
-    for (i = 0; i < 2; i++) {
-        const char *at = strstr(r->str, names[i]);
-        if (at != NULL)
-            n += atoll(at + strlen(names[i]));
-    }
-    freeReplyObject(r);
-    return n;
+    return rdlt_script_calls(s) + rdlt_cmd_calls(s, "eval");
 }
 
 /* Waits until the server ran more than `n` scripts. */

@@ -4,7 +4,8 @@
  * the rest to a real (standalone) redis-server, so lock scripts really
  * run. Tests use it for what a real cluster cannot do on cue: MOVED, ASK,
  * TRYAGAIN, CLUSTERDOWN, NOSCRIPT and connections dropped at an exact
- * command. */
+ * command. It plays a node without functions (FUNCTION is an unknown
+ * command), so the client's script calls are EVALSHAs. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -174,6 +175,12 @@ static int builtin(rdlt_fake *f, const redisReply *cmd, buf *out)
     }
     if (is(a0, "ASKING") || is(a0, "CLIENT") || is(a0, "AUTH")) {
         putf(out, "+OK\r\n");
+        return 1;
+    }
+    /* A node without functions (as before Redis 7.0): the client's script
+     * calls stay EVALSHAs, which the rules know how to answer. */
+    if (is(a0, "FUNCTION")) {
+        putf(out, "-ERR unknown command 'FUNCTION'\r\n");
         return 1;
     }
     /* Subscriptions are confirmed but nothing is ever published here:

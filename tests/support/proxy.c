@@ -255,11 +255,21 @@ static void record(rdlt_proxy *p, const char *name, size_t n)
     (void)rdlt_cmdlog_add(&p->cmds, name, n);
 }
 
+/* name (NUL-terminated) names the command a0 (len bytes): itself, or
+ * "EVALSHA" for every script call, an FCALL included (rdlt.h). */
+static int names(const char *name, const char *a0, size_t len)
+{
+    if (strlen(name) == len && strncasecmp(name, a0, len) == 0)
+        return 1;
+    return strcasecmp(name, "EVALSHA") == 0 && len == 5 &&
+           strncasecmp(a0, "FCALL", 5) == 0;
+}
+
 static int matches(const rule *r, const redisReply *cmd)
 {
     size_t i, alen = strlen(r->arg);
     const redisReply *a0 = cmd->element[0];
-    if (strlen(r->cmd) != a0->len || strncasecmp(r->cmd, a0->str, a0->len))
+    if (!names(r->cmd, a0->str, a0->len))
         return 0;
     if (alen == 0)
         return 1;
@@ -760,7 +770,10 @@ void rdlt_proxy_reset(rdlt_proxy *p, int rst)
 
 unsigned rdlt_proxy_count(rdlt_proxy *p, const char *cmd)
 {
-    return rdlt_cmdlog_count(&p->cmds, cmd);
+    unsigned n = rdlt_cmdlog_count(&p->cmds, cmd);
+    if (strcasecmp(cmd, "EVALSHA") == 0)
+        n += rdlt_cmdlog_count(&p->cmds, "FCALL");
+    return n;
 }
 
 int rdlt_proxy_wait_count(rdlt_proxy *p, const char *cmd, unsigned n,

@@ -156,6 +156,10 @@ redisReply *rdlt_cmd(rdlt_server *s, const char *fmt, ...);
 /* How many times the server ran command `cmd` (lower case, as INFO
  * commandstats names it), scripts' calls included; 0 if never. */
 long long rdlt_cmd_calls(rdlt_server *s, const char *cmd);
+/* How many script calls by name the server ran: EVALSHA, and FCALL (the
+ * client calls the scripts' functions where the server has its function
+ * library, Redis 7.0 and later). EVAL is not counted. */
+long long rdlt_script_calls(rdlt_server *s);
 /* DBSIZE. */
 long long rdlt_dbsize(rdlt_server *s);
 /* Number of keys matching a glob pattern (SCAN MATCH). */
@@ -386,6 +390,10 @@ rdl_client_t *rdlt_proxy_client(rdlt_proxy *p);
  * argument after the name containing `arg_substr` (a script's SHA, a key
  * fragment such as a lock's name; NULL: any command of that name). The
  * first rule that matches a command decides, in the order they were set.
+ * "EVALSHA" names every script call: the client sends FCALL instead where
+ * the server has its function library (Redis 7.0 and later), and the
+ * arguments after the name (the function's name instead of the SHA) are
+ * the same; rdlt_proxy_count() counts both under that name.
  *
  * drop_reply: the command goes to the server, its reply is swallowed, then
  * the client connection is closed after the replies before it: the client

@@ -620,6 +620,11 @@ long long rdlt_cmd_calls(rdlt_server *s, const char *cmd)
     return n;
 }
 
+long long rdlt_script_calls(rdlt_server *s)
+{
+    return rdlt_cmd_calls(s, "evalsha") + rdlt_cmd_calls(s, "fcall");
+}
+
 const char *rdlt_server_log(const rdlt_server *s)
 {
     return s->log;
