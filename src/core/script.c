@@ -77,6 +77,7 @@ static int send_eval(call *k)
  * the node that serves `key` are FCALLs again once it is there. */
 typedef struct load {
     rdl_client_t *c;
+    int line;
     char key[];
 } load;
 
@@ -86,7 +87,7 @@ static void on_load(void *data, int status, const redisReply *r,
     load *l = data;
     (void)written_ms;
     if (status == 0 && r != NULL && r->type != REDIS_REPLY_ERROR) {
-        rdl__conn *cn = rdl__client_route(l->c, l->key);
+        rdl__conn *cn = rdl__client_route_line(l->c, l->key, l->line);
         if (cn != NULL)
             cn->fcall = 1;
     }
@@ -98,7 +99,7 @@ static void on_load(void *data, int status, const redisReply *r,
  * now; a lost library is loaded again, once. */
 static void fcall_refused(call *k, const char *err)
 {
-    rdl__conn *cn = rdl__client_route(k->c, k->key);
+    rdl__conn *cn = rdl__client_route_line(k->c, k->key, k->line);
     const char *argv[4] = {"FUNCTION", "LOAD", "REPLACE", rdl__library_body};
     size_t lens[4] = {8, 4, 7, rdl__library_len};
     size_t keylen = strlen(k->key);
@@ -114,6 +115,7 @@ static void fcall_refused(call *k, const char *err)
     l = len < 0 ? NULL : rdl__malloc(sizeof(*l) + keylen + 1);
     if (l != NULL) {
         l->c = k->c;
+        l->line = k->line;
         memcpy(l->key, k->key, keylen + 1);
         RDL__STAT_INC(&k->c->net, script_loads);
         if (rdl__client_send_line(k->c, k->key, k->line, buf, (size_t)len,
@@ -124,13 +126,17 @@ static void fcall_refused(call *k, const char *err)
         redisFreeCommand(buf);
 }
 
-/* An error that says the FCALL did not run. */
+/* An error that says the FCALL did not run: the server has no such
+ * function or command, or the ACL refuses the command itself (a NOPERM
+ * raised by a command inside the function, after what it may have
+ * written, names that command instead, and is the call's answer). */
 static int fcall_not_run(const redisReply *r)
 {
     return r != NULL && r->type == REDIS_REPLY_ERROR &&
            (strncmp(r->str, "ERR Function not found", 22) == 0 ||
             strncmp(r->str, "ERR unknown command", 19) == 0 ||
-            strncmp(r->str, "NOPERM", 6) == 0);
+            (strncmp(r->str, "NOPERM", 6) == 0 &&
+             strstr(r->str, "'fcall'") != NULL));
 }
 
 static void on_reply(void *data, int status, const redisReply *r,
@@ -186,7 +192,6 @@ int rdl__script_send(rdl_client_t *c, int line, int id, int nkeys,
     int argc = 0, i, len, rc;
     size_t keylen;
     call *k;
-
     const rdl__script *s = &rdl__scripts[id];
     rdl__conn *cn;
     int fcall;
