@@ -16,8 +16,8 @@
 #include "bench.h"
 
 /* Script calls: their calls and time are the figure's subject. */
-static const char *const script_cmds[] = {
-    "fcall", "fcall_ro", "evalsha", "eval", "evalsha_ro", "eval_ro"};
+static const char *const script_cmds[] = {"fcall", "fcall_ro",   "evalsha",
+                                          "eval",  "evalsha_ro", "eval_ro"};
 /* Sent by clients, never by rdl's scripts (Redis refuses most of them in
  * a script); "info" is the readings' own. Subcommands ("client|setname")
  * go by the part before the '|'. */
