@@ -6,9 +6,12 @@
 # changes, so unchanged scripts do not trigger rebuilds.
 #
 # A line "--@include NAME" in a script is replaced by scripts/lib/NAME.lua
-# (one home for code several scripts share, e.g. the applied set). The
-# expanded scripts, exactly as sent to Redis, are written to
-# <dir>/scripts/ for the tests to read.
+# (one home for code several scripts share, e.g. the applied set). A
+# library may include another the same way: what it includes comes before
+# it, and every library comes once per script, at its first include (the
+# line of a later one is dropped). A library's own include lines are
+# dropped from its text. The expanded scripts, exactly as sent to Redis,
+# are written to <dir>/scripts/ for the tests to read.
 #
 # A script with a line "--@no-writes" writes nothing: its function in the
 # library (below) is registered with the flag no-writes.
@@ -299,6 +302,46 @@ endfunction()
 
 set(checked_libs "")
 
+# out: the libraries that the library `lib` (a path) needs, in the order
+# they must come: the ones it includes (its own --@include lines), each
+# after those it needs in turn, then lib itself; none twice. from: the
+# file that includes it, for messages; ARGN: the libraries on the way down
+# to it (an include cycle fails the build).
+function(lib_needs out lib from)
+    if(NOT EXISTS "${lib}")
+        message(FATAL_ERROR "${from}: no ${lib}")
+    endif()
+    list(FIND ARGN "${lib}" found)
+    if(NOT found EQUAL -1)
+        message(FATAL_ERROR "${from}: includes ${lib}, which needs "
+            "${from} (an include cycle)")
+    endif()
+    get_filename_component(dir "${lib}" DIRECTORY)
+    file(READ "${lib}" body)
+    string(REGEX MATCHALL "--@include [a-z_]+\n" includes "${body}")
+    set(needs "")
+    foreach(line IN LISTS includes)
+        string(REGEX REPLACE "--@include ([a-z_]+)\n" "\\1" dep "${line}")
+        lib_needs(sub "${dir}/${dep}.lua" "${lib}" ${ARGN} "${lib}")
+        foreach(l IN LISTS sub)
+            list(FIND needs "${l}" found)
+            if(found EQUAL -1)
+                list(APPEND needs "${l}")
+            endif()
+        endforeach()
+    endforeach()
+    list(APPEND needs "${lib}")
+    set(${out} "${needs}" PARENT_SCOPE)
+endfunction()
+
+# out: the text of the library `lib` (a path) without its include lines
+# (lib_needs brings what they name).
+function(lib_body out lib)
+    file(READ "${lib}" body)
+    string(REGEX REPLACE "--@include [a-z_]+\n" "" body "${body}")
+    set(${out} "${body}" PARENT_SCOPE)
+endfunction()
+
 # Expands `text` (a script, or the generated batch) into the table.
 # `batch` is the script's index in batch's table, or -1.
 function(embed name text batch)
@@ -351,20 +394,31 @@ foreach(path IN LISTS SCRIPTS)
     get_filename_component(dir "${path}" DIRECTORY)
     file(READ "${path}" text)
     string(REGEX MATCHALL "--@include [a-z_]+\n" includes "${text}")
+    # libs: every library the script needs, in order; brings_<i>: the text
+    # the i-th include line brings (the libraries it needs that no line
+    # before brought).
     set(libs "")
+    set(i 0)
     foreach(line IN LISTS includes)
         string(REGEX REPLACE "--@include ([a-z_]+)\n" "\\1" lib "${line}")
-        set(lib "${dir}/lib/${lib}.lua")
-        if(NOT EXISTS "${lib}")
-            message(FATAL_ERROR "${path}: no ${lib}")
-        endif()
-        list(APPEND libs "${lib}")
-        list(FIND checked_libs "${lib}" found)
-        if(found EQUAL -1)
-            file(READ "${lib}" body)
-            lua_check("${lib}" "${body}" 1)
-            list(APPEND checked_libs "${lib}")
-        endif()
+        lib_needs(needs "${dir}/lib/${lib}.lua" "${path}")
+        set(brings_${i} "")
+        foreach(lib IN LISTS needs)
+            list(FIND libs "${lib}" found)
+            if(NOT found EQUAL -1)
+                continue()
+            endif()
+            list(APPEND libs "${lib}")
+            lib_body(body "${lib}")
+            string(APPEND brings_${i} "${body}")
+            list(FIND checked_libs "${lib}" found)
+            if(found EQUAL -1)
+                file(READ "${lib}" body)
+                lua_check("${lib}" "${body}" 1)
+                list(APPEND checked_libs "${lib}")
+            endif()
+        endforeach()
+        math(EXPR i "${i} + 1")
     endforeach()
     set(batch -1)
     if(text MATCHES "\n--@batch\n")
@@ -408,10 +462,10 @@ foreach(path IN LISTS SCRIPTS)
     endforeach()
     fn_register("${name}" "${fbody}")
     # The script on its own: its libraries at the top.
+    set(i 0)
     foreach(line IN LISTS includes)
-        string(REGEX REPLACE "--@include ([a-z_]+)\n" "\\1" lib "${line}")
-        file(READ "${dir}/lib/${lib}.lua" body)
-        string(REPLACE "${line}" "${body}" text "${text}")
+        string(REPLACE "${line}" "${brings_${i}}" text "${text}")
+        math(EXPR i "${i} + 1")
     endforeach()
     lua_shake(text "${text}")
     embed("${name}" "${text}" ${batch})
@@ -430,7 +484,7 @@ endforeach()
 if(batch_count GREATER 0)
     set(text "-- batch: generated by cmake/EmbedScripts.cmake from the scripts marked\n-- --@batch; runs several of their calls in one EVALSHA.\n")
     foreach(lib IN LISTS batch_libs)
-        file(READ "${lib}" body)
+        lib_body(body "${lib}")
         string(APPEND text "${body}")
     endforeach()
     set(batch_body "\n${batch_fns}local run = {\n${batch_run}}\n")
@@ -482,7 +536,7 @@ endif()
 set(lib_text "")
 set(reset "")
 foreach(lib IN LISTS fn_libs)
-    file(READ "${lib}" body)
+    lib_body(body "${lib}")
     string(APPEND lib_text "${body}")
     string(REGEX MATCHALL "\n--@shared[^\n]*\nlocal [^\n=]+" shared "\n${body}")
     foreach(decl IN LISTS shared)

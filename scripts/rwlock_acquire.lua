@@ -48,6 +48,8 @@
 -- earlier holder's longer lease. With leases of one length no message
 -- goes.
 --@include clock
+--@include hash
+--@include rwlock
 local now, us = clock_now()
 local me, side, lease = ARGV[1], ARGV[8], tonumber(ARGV[2])
 
@@ -60,8 +62,8 @@ local function load()
     for i = 1, #f, 2 do
         h[f[i]] = f[i + 1]
     end
-    local function drop(...)
-        for _, k in ipairs({...}) do
+    local function drop(fields)
+        for _, k in ipairs(fields) do
             dead[#dead + 1] = k
             h[k] = nil
         end
@@ -73,16 +75,13 @@ local function load()
             if v > now then
                 if v > longest then longest = v end
             elseif k == 'x:w' then
-                drop('w', 'wn', 'wt', 'wr', 'x:w')
+                drop({'w', 'wn', 'wt', 'wr', 'x:w'})
             else
-                local o = string.sub(k, 5)
-                drop(k, 'r:' .. o, 'q:r:' .. o, 't:r:' .. o)
+                drop(rw_reader_fields(string.sub(k, 5)))
             end
         end
     end
-    for i = 1, #dead, 1000 do
-        redis.call('HDEL', KEYS[1], unpack(dead, i, math.min(i + 999, #dead)))
-    end
+    hdel_all(KEYS[1], dead)
     for i = 1, #f, 2 do
         if h[f[i]] and string.sub(f[i], 1, 2) == 'r:' then
             readers = readers + 1

@@ -21,14 +21,16 @@
 -- writer wakes across all clients; else nothing is published. A retry of
 -- a final release finds its id in the applied set and answers the same.
 --@include clock
+--@include hash
 --@include applied
 --@include release
+--@include rwlock
 
 local me, side = ARGV[1], ARGV[8]
 -- The side's fields: count, last request, and the others of the hold.
 local fields = {'wn', 'wr', 'w', 'wt', 'x:w'}
 if side ~= 'w' then
-    fields = {'r:' .. me, 'q:r:' .. me, 'x:r:' .. me, 't:r:' .. me}
+    fields = rw_reader_fields(me)
 end
 local h = redis.call('HMGET', KEYS[1], fields[1], fields[2], 'w')
 local held = h[1] and (side ~= 'w' or h[3] == me)
@@ -61,18 +63,12 @@ if side == 'r' then
             if tonumber(f[i + 1]) > now then
                 readers = readers + 1
             else
-                local o = string.sub(k, 5)
-                gone[#gone + 1] = k
-                gone[#gone + 1] = 'r:' .. o
-                gone[#gone + 1] = 'q:r:' .. o
-                gone[#gone + 1] = 't:r:' .. o
+                rw_reader_fields(string.sub(k, 5), gone)
             end
         end
     end
 end
-for i = 1, #gone, 1000 do
-    redis.call('HDEL', KEYS[1], unpack(gone, i, math.min(i + 999, #gone)))
-end
+hdel_all(KEYS[1], gone)
 if side == 'w' or readers == 0 then
     if fc[5] then
         redis.call('HDEL', KEYS[2], 'rw')

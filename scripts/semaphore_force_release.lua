@@ -11,6 +11,7 @@
 -- A retry (the reply was lost) gets the first answer again and frees
 -- nothing more (lib/force). The total and the last token stay.
 --@include clock
+--@include hash
 --@include applied
 --@include force
 --@include waiters
@@ -31,9 +32,7 @@ for i = 1, #holders do
     del[#del + 1] = 'k:' .. holders[i]
     del[#del + 1] = 'r:' .. holders[i]
 end
-for i = 1, #del, 3000 do
-    redis.call('HDEL', KEYS[1], unpack(del, i, math.min(i + 2999, #del)))
-end
+hdel_all(KEYS[1], del, 3000)
 redis.call('DEL', KEYS[2])
 redis.call('HSET', KEYS[1], 'u', 0)
 force_done(KEYS[1], ARGV[3], 1, tonumber(ARGV[4]))

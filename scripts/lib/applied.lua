@@ -18,6 +18,7 @@
 -- ago (each of them was applied before g began), and begins a new
 -- generation: amortised O(1) per record, and the set holds at most the
 -- records of about two windows.
+--@include hash
 
 -- Prunes the set in `key` (g and gs as read).
 local function applied_prune(key, g, gs, window)
@@ -34,9 +35,7 @@ local function applied_prune(key, g, gs, window)
             end
         end
     end
-    for i = 1, #dead, 1000 do
-        redis.call('HDEL', key, unpack(dead, i, math.min(i + 999, #dead)))
-    end
+    hdel_all(key, dead)
     redis.call('HSET', key, 'dn', n, 'dp', math.max(n, 32), 'g', g + 1,
         'gs', now)
 end

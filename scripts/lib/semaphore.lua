@@ -15,6 +15,7 @@
 -- twice that), so the total and the last token outlive the holders, and
 -- neither key outlives the other's purpose: the sorted set lives as long
 -- as the hash counts its holders.
+--@include hash
 
 -- Drops the holders whose lease ended, fixing the permits in use (u).
 -- Returns how many permits that freed. One read when nobody expired;
@@ -35,9 +36,7 @@ local function semaphore_purge(hash, zset, now)
     for i = 1, #dead, 1000 do
         redis.call('ZREM', zset, unpack(dead, i, math.min(i + 999, #dead)))
     end
-    for i = 1, #del, 3000 do
-        redis.call('HDEL', hash, unpack(del, i, math.min(i + 2999, #del)))
-    end
+    hdel_all(hash, del, 3000)
     local used = tonumber(redis.call('HGET', hash, 'u') or '0')
     redis.call('HSET', hash, 'u', math.max(used - freed, 0))
     return freed

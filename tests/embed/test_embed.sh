@@ -5,7 +5,8 @@
 # or keeps state outside its functions (every call of a batch would share
 # it) unless the line before says --@shared, and a batched script that
 # indexes KEYS or ARGV with anything but a number (its indices are moved
-# to the call's offset). The real scripts embed.
+# to the call's offset). A library that includes another gets it first
+# and once; an include cycle is refused. The real scripts embed.
 #
 #   bash tests/embed/test_embed.sh SOURCE_DIR CASE TMPDIR
 set -euo pipefail
@@ -146,6 +147,49 @@ LUA
     [ "$rc" -eq 0 ] || fail "refused:"$'\n'"$out"
     grep -q '^local function one(' "$tmp/out/scripts/batch.lua" ||
         fail "no function one in batch.lua"
+    ;;
+lib_includes_lib)
+    # A library that needs another includes it: the other comes first,
+    # once, though the script names it too; no include line is left.
+    cat >"$tmp/scripts/lib/base.lua" <<'LUA'
+-- lib/base
+local function base_value(key)
+    return key
+end
+LUA
+    cat >"$tmp/scripts/lib/top.lua" <<'LUA'
+-- lib/top
+--@include base
+local function lib_value(key)
+    return base_value(key)
+end
+LUA
+    cat >"$tmp/scripts/one.lua" <<'LUA'
+-- one: KEYS[1] a key, ARGV[1] a value
+--@batch
+--@include top
+--@include base
+return {KEYS[1], ARGV[1], lib_value(KEYS[1]), base_value(ARGV[1])}
+LUA
+    embed one
+    [ "$rc" -eq 0 ] || fail "refused:"$'\n'"$out"
+    for f in one batch library; do
+        body="$tmp/out/scripts/$f.lua"
+        ! grep -q -- '--@include' "$body" || fail "$f.lua: an include left"
+        [ "$(grep -c '^local function base_value(' "$body")" -eq 1 ] ||
+            fail "$f.lua: base_value not defined once"
+        b=$(grep -n '^local function base_value(' "$body" | cut -d: -f1)
+        t=$(grep -n '^local function lib_value(' "$body" | cut -d: -f1)
+        [ "$b" -lt "$t" ] || fail "$f.lua: base comes after top"
+    done
+    ;;
+lib_include_cycle)
+    printf -- '-- lib/a\n--@include b\n' >"$tmp/scripts/lib/a.lua"
+    printf -- '-- lib/b\n--@include a\n' >"$tmp/scripts/lib/b.lua"
+    printf -- '-- one: KEYS[1], ARGV[1]\n--@include a\nreturn 1\n' \
+        >"$tmp/scripts/one.lua"
+    embed one
+    refused "lib/b.lua" "includes"
     ;;
 body_computed_index)
     cat >"$tmp/scripts/lib/plain.lua" <<'LUA'
