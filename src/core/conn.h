@@ -63,6 +63,12 @@ void rdl__conn_set_login(rdl__conn *cn, const char *user, const char *pass,
  * sentinel): its handshake checks nothing the client's settings ask of a
  * data node (the durable level's WAITAOF). Before the first start. */
 void rdl__conn_set_aux(rdl__conn *cn);
+/* Fills argv and lens with FUNCTION LOAD REPLACE of the scripts' function
+ * library (RDL__FUNCTION_LOAD_ARGC arguments): what the handshake sends
+ * where the library is missing, and what script.c sends where a server
+ * lost it. */
+#define RDL__FUNCTION_LOAD_ARGC 4
+void rdl__conn_function_load_argv(const char **argv, size_t *lens);
 /* Points the connection at another address: if it is connected or
  * connecting it is dropped (written commands fail with RDL_ECONNLOST) and
  * a new attempt starts at once; unsent commands wait for it. A no-op for

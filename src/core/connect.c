@@ -159,6 +159,18 @@ static void on_function_load(void *data, int status, const redisReply *r,
     on_check_reply(data, status, r, written_ms);
 }
 
+void rdl__conn_function_load_argv(const char **argv, size_t *lens)
+{
+    static const char *const head[3] = {"FUNCTION", "LOAD", "REPLACE"};
+    int i;
+    for (i = 0; i < 3; i++) {
+        argv[i] = head[i];
+        lens[i] = strlen(head[i]);
+    }
+    argv[3] = rdl__library_body;
+    lens[3] = rdl__library_len;
+}
+
 static void on_function_list(void *data, int status, const redisReply *r,
                              uint64_t written_ms)
 {
@@ -167,11 +179,11 @@ static void on_function_list(void *data, int status, const redisReply *r,
         if (r->elements > 0) {
             cn->fcall = 1;
         } else {
-            const char *argv[4] = {"FUNCTION", "LOAD", "REPLACE",
-                                   rdl__library_body};
-            size_t lens[4] = {8, 4, 7, rdl__library_len};
-            if (rdl__conn_send_firstv(cn, 4, argv, lens, on_function_load,
-                                      cn) == 0)
+            const char *argv[RDL__FUNCTION_LOAD_ARGC];
+            size_t lens[RDL__FUNCTION_LOAD_ARGC];
+            rdl__conn_function_load_argv(argv, lens);
+            if (rdl__conn_send_firstv(cn, RDL__FUNCTION_LOAD_ARGC, argv, lens,
+                                      on_function_load, cn) == 0)
                 cn->handshakes++;
         }
     }

@@ -20,7 +20,6 @@
 #include "conn.h"
 #include "errmsg.h"
 #include "reply.h"
-#include "rdl_library.h"
 #include "router.h"
 #include "script.h"
 
@@ -100,8 +99,8 @@ static void on_load(void *data, int status, const redisReply *r,
 static void fcall_refused(call *k, const char *err)
 {
     rdl__conn *cn = rdl__client_route_line(k->c, k->key, k->line);
-    const char *argv[4] = {"FUNCTION", "LOAD", "REPLACE", rdl__library_body};
-    size_t lens[4] = {8, 4, 7, rdl__library_len};
+    const char *argv[RDL__FUNCTION_LOAD_ARGC];
+    size_t lens[RDL__FUNCTION_LOAD_ARGC];
     size_t keylen = strlen(k->key);
     char *buf = NULL;
     int len;
@@ -111,7 +110,8 @@ static void fcall_refused(call *k, const char *err)
     cn->fcall = 0;
     if (strncmp(err, "ERR Function not found", 22) != 0)
         return;
-    len = redisFormatCommandArgv(&buf, 4, argv, lens);
+    rdl__conn_function_load_argv(argv, lens);
+    len = redisFormatCommandArgv(&buf, RDL__FUNCTION_LOAD_ARGC, argv, lens);
     l = len < 0 ? NULL : rdl__malloc(sizeof(*l) + keylen + 1);
     if (l != NULL) {
         l->c = k->c;
@@ -198,6 +198,9 @@ int rdl__script_send(rdl_client_t *c, int line, int id, int nkeys,
 
     if (nkeys < 1 || nkeys + nargs > RDL__SCRIPT_MAX_ARGS)
         return RDL_EINVAL;
+    /* The connection that serves the key says FCALL or EVALSHA; the send
+     * below asks the router again, since only its send follows redirects,
+     * retries and waits for a master (sending on cn would not). */
     cn = rdl__client_route_line(c, keys[0], line);
     fcall = cn != NULL && cn->fcall;
     snprintf(nk, sizeof(nk), "%d", nkeys);
