@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rdlt.h"
@@ -668,10 +669,186 @@ static void test_client_functions_refused(void **state)
     assert_true(k1.evalsha - k0.evalsha >= 8);
 }
 
+/* How many times the server refused cmd before running it (an ACL's
+ * NOPERM): rejected_calls in INFO commandstats. */
+static long long rejected_calls(rdlt_server *s, const char *cmd)
+{
+    redisReply *r = rdlt_cmd(s, "INFO commandstats");
+    char field[64];
+    const char *at;
+    long long n = 0;
+    assert_int_equal(r->type, REDIS_REPLY_STRING);
+    snprintf(field, sizeof(field), "cmdstat_%s:", cmd);
+    at = strstr(r->str, field);
+    if (at != NULL && (at = strstr(at, "rejected_calls=")) != NULL)
+        n = atoll(at + strlen("rejected_calls="));
+    freeReplyObject(r);
+    return n;
+}
+
+/* An ACL that allows FUNCTION LIST but refuses FUNCTION LOAD: the
+ * handshake finds no library and cannot load it, the connect succeeds
+ * all the same and the calls go as EVALSHA. Once another user loaded the
+ * library, a new connection of this user finds it and calls FCALL. */
+static void test_client_function_load_refused(void **state)
+{
+    rdlt_server *s = rdlt_server_start();
+    rdl_client_t *c, *d;
+    rdl_lock_t *l;
+    char url[128];
+    calls k0, k1;
+    redisReply *r;
+    (void)state;
+
+    if (!rdlt_server_has_command(s, "FCALL"))
+        skip();
+    r = rdlt_cmd(s, "ACL SETUSER erin on >pw ~* &* +@all -function "
+                    "+function|list");
+    assert_int_equal(r->type, REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    snprintf(url, sizeof(url), "redis://erin:pw@127.0.0.1:%d",
+             rdlt_server_port(s));
+    c = rdlt_client_new(url);
+    rdlt_assert_ok(rdl_client_connect(c));
+    l = rdlt_lock(c, "list-only");
+    cycles(l, 5);
+    k0 = server_calls(s);
+    assert_int_equal(rejected_calls(s, "function|load"), 1);
+    assert_int_equal(k0.loads, 0);
+    assert_int_equal(k0.fcall, 0);
+    assert_true(k0.evalsha >= 8);
+    r = rdlt_cmd(s, "FUNCTION LIST LIBRARYNAME rdl_*");
+    assert_int_equal(r->elements, 0);
+    freeReplyObject(r);
+
+    (void)rdlt_client(s); /* the default user: its handshake loads it */
+    d = rdlt_client_new(url);
+    rdlt_assert_ok(rdl_client_connect(d));
+    l = rdlt_lock(d, "list-only");
+    cycles(l, 5);
+    k1 = server_calls(s);
+    assert_int_equal(k1.loads, 1);
+    assert_int_equal(k1.fcall - k0.fcall, 10);
+    assert_int_equal(rejected_calls(s, "function|load"), 1);
+}
+
+/* 1 if lock `name` is held on server s (its hash has an owner). */
+static int held_on(rdlt_server *s, const char *name)
+{
+    redisReply *r = rdlt_cmd(s, "HGET rdl:lock:{%s} o", name);
+    int held = r->type == REDIS_REPLY_STRING && r->len > 0;
+    freeReplyObject(r);
+    return held;
+}
+
+/* One durable acquisition whose FCALL is refused (how: `why`): it runs as
+ * EVAL, once, and its grant is confirmed by one WAIT (the replica has it
+ * when the call returns); `loads` FUNCTION LOADs go with it. */
+static void durable_refused_grant(rdlt_server *m, rdlt_server *rep,
+                                  rdl_lock_t *l, const char *name,
+                                  long long loads, const char *why)
+{
+    calls k0 = server_calls(m), k1;
+    long long eval0 = rdlt_cmd_calls(m, "eval");
+    long long wait0 = rdlt_cmd_calls(m, "wait");
+    int rc = rdl_lock_acquire_as(l, A, 0, 5000);
+    if (rc != 0)
+        fail_msg("%s: acquire: %s", why, rdl_err_name(rc));
+    k1 = server_calls(m);
+    if (rdlt_cmd_calls(m, "eval") - eval0 != 1 ||
+        rdlt_cmd_calls(m, "wait") - wait0 != 1 || k1.loads - k0.loads != loads)
+        fail_msg("%s: %lld EVAL, %lld WAIT, %lld FUNCTION LOAD", why,
+                 rdlt_cmd_calls(m, "eval") - eval0,
+                 rdlt_cmd_calls(m, "wait") - wait0, k1.loads - k0.loads);
+    if (!held_on(rep, name))
+        fail_msg("%s: the replica has no grant", why);
+    rdlt_assert_ok(rdl_lock_release_as(l, A));
+}
+
+/* A durable grant (on the durable line, confirmed with WAIT) whose FCALL
+ * did not run, because the library is gone ("Function not found") or the
+ * ACL refuses FCALL from a moment on (NOPERM naming fcall): the call is
+ * sent again as EVAL, succeeds, and is still confirmed; with the replica
+ * paused it is refused (RDL_ENOREPLICAS), so the retry does not skip the
+ * confirmation. One master and one replica: durability needs no more. */
+static void test_client_functions_refused_durable(void **state)
+{
+    static const char *const no_sync_delay[] = {"--repl-diskless-sync-delay",
+                                                "0", NULL};
+    rdlt_server *m = rdlt_server_start_args(no_sync_delay);
+    rdlt_server *rep;
+    rdl_client_t *c;
+    rdl_lock_t *l;
+    char url[128];
+    calls k0, k1;
+    redisReply *r;
+    int64_t deadline;
+    int rc;
+    (void)state;
+
+    if (!rdlt_server_has_command(m, "FCALL"))
+        skip();
+    rep = rdlt_server_start_replica(m);
+    rdlt_server_wait_replicas(m, 1, 10000);
+    r = rdlt_cmd(m, "ACL SETUSER gus on >pw ~* &* +@all");
+    assert_int_equal(r->type, REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    snprintf(url, sizeof(url), "redis://gus:pw@127.0.0.1:%d",
+             rdlt_server_port(m));
+    c = rdlt_client_new(url);
+    rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 2000, 3000));
+    rdlt_assert_ok(rdl_client_set_durability(c, 1, 500));
+    rc = rdl_client_connect(c);
+    if (rc != 0)
+        fail_msg("connect: %s: %s", rdl_err_name(rc), rdl_client_errmsg(c));
+    l = rdlt_lock(c, "durable-fn");
+    cycles(l, 1); /* the durable line opens */
+    k0 = server_calls(m);
+    cycles(l, 1);
+    k1 = server_calls(m);
+    assert_int_equal(k1.fcall - k0.fcall, 2);
+    k0 = k1;
+
+    /* The replica paused: the EVAL runs the refused call, and WAIT finds
+     * no replica with it; the grant is given back. */
+    rdlt_server_signal(rep, SIGSTOP);
+    r = rdlt_cmd(m, "FUNCTION FLUSH");
+    freeReplyObject(r);
+    rdlt_assert_rc(rdl_lock_acquire_as(l, A, 0, 5000), RDL_ENOREPLICAS);
+    assert_int_equal(server_calls(m).loads - k0.loads, 1);
+    rdlt_server_signal(rep, SIGCONT);
+    rdlt_server_wait_replicas(m, 1, 10000);
+    deadline = rdlt_now_ms() + 5000;
+    while (held_on(m, "durable-fn") && rdlt_now_ms() < deadline)
+        rdlt_sleep_ms(10);
+    assert_false(held_on(m, "durable-fn"));
+
+    /* The library is back: the durable line calls FCALL again. */
+    k0 = server_calls(m);
+    cycles(l, 1);
+    k1 = server_calls(m);
+    assert_int_equal(k1.fcall - k0.fcall, 2);
+
+    r = rdlt_cmd(m, "FUNCTION FLUSH");
+    freeReplyObject(r);
+    durable_refused_grant(m, rep, l, "durable-fn", 1, "Function not found");
+    r = rdlt_cmd(m, "ACL SETUSER gus -fcall");
+    freeReplyObject(r);
+    durable_refused_grant(m, rep, l, "durable-fn", 0, "NOPERM");
+    /* Both lines were refused FCALL: they stay on EVALSHA. */
+    k0 = server_calls(m);
+    cycles(l, 2);
+    k1 = server_calls(m);
+    assert_int_equal(k1.fcall, k0.fcall);
+    assert_true(k1.evalsha - k0.evalsha >= 4);
+}
+
 static const struct CMUnitTest tests[] = {
     RDLT_TEST(test_client_calls_functions),
     RDLT_TEST(test_client_function_flush),
     RDLT_TEST(test_client_functions_refused),
+    RDLT_TEST(test_client_function_load_refused),
+    RDLT_TEST(test_client_functions_refused_durable),
     RDLT_TEST(test_client_without_client_command),
     RDLT_TEST(test_client_loop_thread_blocks_signals),
     RDLT_TEST(test_client_connect_and_id),
