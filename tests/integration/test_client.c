@@ -623,6 +623,15 @@ static void test_client_function_flush(void **state)
     freeReplyObject(r);
 }
 
+/* A client of ACL user `user` (password "pw") on s, not yet connected. */
+static rdl_client_t *user_client(rdlt_server *s, const char *user)
+{
+    char url[128];
+    snprintf(url, sizeof(url), "redis://%s:pw@127.0.0.1:%d", user,
+             rdlt_server_port(s));
+    return rdlt_client_new(url);
+}
+
 /* An ACL that refuses FUNCTION and FCALL, from the start or from a moment
  * on: the client's calls go as EVALSHA and every one works. */
 static void test_client_functions_refused(void **state)
@@ -630,7 +639,6 @@ static void test_client_functions_refused(void **state)
     rdlt_server *s = rdlt_server_start();
     rdl_client_t *c, *d;
     rdl_lock_t *l;
-    char url[128];
     calls k0, k1;
     redisReply *r;
     (void)state;
@@ -640,9 +648,7 @@ static void test_client_functions_refused(void **state)
     r = rdlt_cmd(s, "ACL SETUSER carol on >pw ~* &* +@all -function -fcall");
     assert_int_equal(r->type, REDIS_REPLY_STATUS);
     freeReplyObject(r);
-    snprintf(url, sizeof(url), "redis://carol:pw@127.0.0.1:%d",
-             rdlt_server_port(s));
-    c = rdlt_client_new(url);
+    c = user_client(s, "carol");
     rdlt_assert_ok(rdl_client_connect(c));
     l = rdlt_lock(c, "acl");
     cycles(l, 5);
@@ -654,9 +660,7 @@ static void test_client_functions_refused(void **state)
      * EVAL. */
     r = rdlt_cmd(s, "ACL SETUSER dave on >pw ~* &* +@all");
     freeReplyObject(r);
-    snprintf(url, sizeof(url), "redis://dave:pw@127.0.0.1:%d",
-             rdlt_server_port(s));
-    d = rdlt_client_new(url);
+    d = user_client(s, "dave");
     rdlt_assert_ok(rdl_client_connect(d));
     l = rdlt_lock(d, "acl");
     cycles(l, 2);
@@ -695,7 +699,6 @@ static void test_client_function_load_refused(void **state)
     rdlt_server *s = rdlt_server_start();
     rdl_client_t *c, *d;
     rdl_lock_t *l;
-    char url[128];
     calls k0, k1;
     redisReply *r;
     (void)state;
@@ -706,9 +709,7 @@ static void test_client_function_load_refused(void **state)
                     "+function|list");
     assert_int_equal(r->type, REDIS_REPLY_STATUS);
     freeReplyObject(r);
-    snprintf(url, sizeof(url), "redis://erin:pw@127.0.0.1:%d",
-             rdlt_server_port(s));
-    c = rdlt_client_new(url);
+    c = user_client(s, "erin");
     rdlt_assert_ok(rdl_client_connect(c));
     l = rdlt_lock(c, "list-only");
     cycles(l, 5);
@@ -722,7 +723,7 @@ static void test_client_function_load_refused(void **state)
     freeReplyObject(r);
 
     (void)rdlt_client(s); /* the default user: its handshake loads it */
-    d = rdlt_client_new(url);
+    d = user_client(s, "erin");
     rdlt_assert_ok(rdl_client_connect(d));
     l = rdlt_lock(d, "list-only");
     cycles(l, 5);
@@ -779,7 +780,6 @@ static void test_client_functions_refused_durable(void **state)
     rdlt_server *rep;
     rdl_client_t *c;
     rdl_lock_t *l;
-    char url[128];
     calls k0, k1;
     redisReply *r;
     int64_t deadline;
@@ -793,9 +793,7 @@ static void test_client_functions_refused_durable(void **state)
     r = rdlt_cmd(m, "ACL SETUSER gus on >pw ~* &* +@all");
     assert_int_equal(r->type, REDIS_REPLY_STATUS);
     freeReplyObject(r);
-    snprintf(url, sizeof(url), "redis://gus:pw@127.0.0.1:%d",
-             rdlt_server_port(m));
-    c = rdlt_client_new(url);
+    c = user_client(m, "gus");
     rdlt_assert_ok(rdl_client_set_timeouts_ms(c, 2000, 3000));
     rdlt_assert_ok(rdl_client_set_durability(c, 1, 500));
     rc = rdl_client_connect(c);
